@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * awfs.c - the daemon's command line and mount sequence.
+ *
+ * Order matters, and each step fails before the next one can expose anything:
+ *  1. load the policy whole (any error: exit 2, nothing mounted);
+ *  2. open the source directory BEFORE mounting, since the mount will cover
+ *     it when the source is the mount point itself;
+ *  3. check or create every literal allow_write target;
+ *  4. mount with default_permissions (and allow_other as root) and never
+ *     with auto_unmount: if the daemon dies the mount must stay, dead
+ *     (ENOTCONN), rather than reveal the unmasked directory beneath it;
+ *  5. bind the mount at each --also-at alias, or unmount and fail.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "classify.h"
+#include "host.h"
+#include "inode.h"
+#include "log.h"
+#include "ops.h"
+#include "policy.h"
+#include "util.h"
+
+struct options {
+	char *policy;
+	char *source;
+	char *runtime;
+	char *log;
+	char *cache;
+	char **also_at;
+	size_t nalso;
+	char *positional[2];
+	int npositional;
+	int foreground;
+	int debug;
+	int xattr;
+	int show_help;
+	int show_version;
+};
+
+enum {
+	KEY_HELP,
+	KEY_VERSION,
+	KEY_FOREGROUND,
+	KEY_DEBUG,
+	KEY_ALSO_AT,
+	KEY_XATTR,
+	KEY_NOXATTR,
+};
+
+#define OPT(t, p) { t, offsetof(struct options, p), 1 }
+static const struct fuse_opt awfs_opts[] = {
+	OPT("--policy %s", policy), OPT("--policy=%s", policy), OPT("policy=%s", policy),
+	OPT("--source %s", source), OPT("--source=%s", source), OPT("source=%s", source),
+	OPT("--runtime %s", runtime), OPT("--runtime=%s", runtime), OPT("runtime=%s", runtime),
+	OPT("--log %s", log), OPT("--log=%s", log), OPT("log=%s", log),
+	OPT("cache=%s", cache),
+	FUSE_OPT_KEY("--also-at ", KEY_ALSO_AT), FUSE_OPT_KEY("--also-at=", KEY_ALSO_AT),
+	FUSE_OPT_KEY("also_at=", KEY_ALSO_AT),
+	FUSE_OPT_KEY("xattr", KEY_XATTR), FUSE_OPT_KEY("noxattr", KEY_NOXATTR),
+	FUSE_OPT_KEY("-h", KEY_HELP), FUSE_OPT_KEY("--help", KEY_HELP),
+	FUSE_OPT_KEY("-V", KEY_VERSION), FUSE_OPT_KEY("--version", KEY_VERSION),
+	FUSE_OPT_KEY("-f", KEY_FOREGROUND), FUSE_OPT_KEY("-d", KEY_DEBUG),
+	FUSE_OPT_KEY("debug", KEY_DEBUG),
+	FUSE_OPT_END
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: awfs MOUNTPOINT --policy FILE [options]\n"
+		"       awfs SOURCE MOUNTPOINT -o policy=FILE[,options]   (mount.fuse3 / fstab form)\n"
+		"\n"
+		"Serve SOURCE (default: MOUNTPOINT itself) at MOUNTPOINT under one policy:\n"
+		"masked paths are empty, allow_write paths pass writes through, every other\n"
+		"write fails with EROFS and is logged with the rule that refused it.\n"
+		"\n"
+		"  --policy FILE        the policy (libconfig; see awfs-policy(5))      [required]\n"
+		"  --source DIR         the directory to serve               [MOUNTPOINT itself]\n"
+		"  --runtime NAME       apply the rules for this runtime too\n"
+		"                       (docker, cloud-hypervisor, nvx, qemu, guest)\n"
+		"  --log DEST           stderr, syslog or a file to append to\n"
+		"                       [stderr with -f, else syslog]\n"
+		"  --also-at PATH       show the same view at PATH too (a bind mount); repeatable\n"
+		"  -f                   stay in the foreground\n"
+		"  -d                   debug: foreground, and print every FUSE request\n"
+		"  -o OPT[,OPT...]      FUSE mount options, and:\n"
+		"       cache=auto|always|never   kernel caching of entries, attributes, data [auto]\n"
+		"       xattr | noxattr           serve extended attributes                   [xattr]\n"
+		"       policy=, source=, runtime=, log=, also_at=   as the options above\n"
+		"  -h, --help           this help\n"
+		"  -V, --version        the version\n"
+		"\n"
+		"Exit status: 0 after a clean unmount, 1 when mounting failed, 2 for a bad\n"
+		"policy or command line.\n");
+}
+
+static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+	struct options *o = data;
+
+	(void)outargs;
+	switch (key) {
+	case FUSE_OPT_KEY_NONOPT:
+		if (o->npositional >= 2) {
+			fprintf(stderr, "awfs: unexpected argument `%s'\n", arg);
+			return -1;
+		}
+		o->positional[o->npositional++] = util_xstrdup(arg);
+		return 0;
+	case KEY_ALSO_AT: {
+		/* fuse_opt hands over "--also-at=P", "also_at=P" or "--also-atP" */
+		const char *v = strncmp(arg, "--also-at=", 10) == 0 ? arg + 10 :
+				strncmp(arg, "also_at=", 8) == 0 ? arg + 8 : arg + 9;
+
+		o->also_at = util_xrealloc(o->also_at, (o->nalso + 1) * sizeof(*o->also_at));
+		o->also_at[o->nalso++] = util_xstrdup(v);
+		return 0;
+	}
+	case KEY_XATTR:
+		o->xattr = 1;
+		return 0;
+	case KEY_NOXATTR:
+		o->xattr = 0;
+		return 0;
+	case KEY_HELP:
+		o->show_help = 1;
+		return 0;
+	case KEY_VERSION:
+		o->show_version = 1;
+		return 0;
+	case KEY_FOREGROUND:
+		o->foreground = 1;
+		return 0;
+	case KEY_DEBUG:
+		o->debug = 1;
+		o->foreground = 1;
+		return 1;	/* keep: libfuse prints the requests */
+	default:
+		return 1;
+	}
+}
+
+/* Walk a literal rule path below the root without following symlinks. */
+static int check_target(int root_fd, const struct awfs_rule *r, struct stat *st)
+{
+	int cur = root_fd, err = 0;
+
+	for (size_t i = 0; i < r->ncomps; i++) {
+		int next;
+
+		err = host_lookup(cur, r->comps[i], &next, st);
+		if (cur != root_fd)
+			close(cur);
+		if (err)
+			return err;
+		if (i + 1 < r->ncomps && !S_ISDIR(st->st_mode)) {
+			close(next);
+			return ENOTDIR;
+		}
+		cur = next;
+	}
+	if (cur != root_fd)
+		close(cur);
+	return 0;
+}
+
+static bool rule_is_literal(const struct awfs_rule *r)
+{
+	for (size_t i = 0; i < r->ncomps; i++)
+		if (!r->literal[i])
+			return false;
+	return r->ncomps > 0;
+}
+
+/* Every literal allow_write target must exist (or be created). */
+static int prepare_targets(const struct awfs_policy *p, int root_fd, const struct stat *root_st,
+			   const char *source)
+{
+	int bad = 0;
+
+	for (size_t i = 0; i < p->nrules; i++) {
+		const struct awfs_rule *r = &p->rules[i];
+		struct stat st;
+		int err;
+
+		if (r->cls != AWFS_CLASS_WRITE || !rule_is_literal(r))
+			continue;
+		err = check_target(root_fd, r, &st);
+		if (err == ENOENT && r->create) {
+			err = host_mkdir_p(root_fd, r->path, root_st->st_mode & 07777, root_st->st_uid,
+					   root_st->st_gid);
+			if (!err)
+				log_msg(AWFS_LOG_INFO, "created allow_write directory %s/%s (create = true at %s:%d)",
+					source, r->path, p->file, r->line);
+		}
+		if (err == ENOENT) {
+			fprintf(stderr, "awfs: allow_write path \"%s\" (%s:%d) does not exist in %s: create it before mounting, or set create = true; in the rule\n",
+				r->path, p->file, r->line, source);
+			bad = 1;
+		} else if (err) {
+			fprintf(stderr, "awfs: allow_write path \"%s\" (%s:%d) in %s: %s\n", r->path,
+				p->file, r->line, source, strerror(err));
+			bad = 1;
+		}
+	}
+	return bad;
+}
+
+/* Append @word to a comma-separated list. */
+static void list_add(char **list, const char *word)
+{
+	char *n = util_xasprintf("%s%s%s", *list ? *list : "", *list ? ", " : "", word);
+
+	free(*list);
+	*list = n;
+}
+
+/* One line that says what the boundary is, and the unclassified entries. */
+static void log_boundary(const struct awfs_policy *p, struct awfs_classifier *c, int root_fd,
+			 const char *mnt, const char *source)
+{
+	char *lists[3] = { NULL, NULL, NULL }, *uncl = NULL;
+	char esc[3 * PATH_MAX];
+	DIR *dp;
+
+	for (size_t i = 0; i < p->nrules; i++) {
+		log_escape(p->rules[i].path, strlen(p->rules[i].path), esc, sizeof(esc));
+		list_add(&lists[p->rules[i].cls], esc);
+	}
+	if (host_opendir(root_fd, &dp) == 0) {
+		struct dirent *de;
+
+		while ((de = readdir(dp)) != NULL) {
+			const struct awfs_state *st;
+
+			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+				continue;
+			st = classify_child(c, classify_root(c), de->d_name);
+			if (classify_origin(st) != AWFS_ORIGIN_UNCLASSIFIED)
+				continue;
+			log_escape(de->d_name, strlen(de->d_name), esc, sizeof(esc));
+			list_add(&uncl, esc);
+		}
+		closedir(dp);
+	}
+	log_msg(AWFS_LOG_INFO, "mounted %s (source %s%s%s): masked: %s; writable: %s; read-only: %s; unclassified: %s",
+		mnt, source, p->runtime ? ", runtime " : "", p->runtime ? p->runtime : "",
+		lists[AWFS_CLASS_MASK] ? lists[AWFS_CLASS_MASK] : "none",
+		lists[AWFS_CLASS_WRITE] ? lists[AWFS_CLASS_WRITE] : "none",
+		lists[AWFS_CLASS_RO] ? lists[AWFS_CLASS_RO] : "none (everything else is read-only)",
+		uncl ? uncl : "none");
+	for (int i = 0; i < 3; i++)
+		free(lists[i]);
+	free(uncl);
+}
+
+struct alias_job {
+	struct fuse_session *se;
+	const char *mnt;
+	char **paths;
+	size_t n;
+	size_t done;
+	int failed;
+};
+
+/*
+ * Bind the live mount at each alias. Runs beside the session loop, because
+ * resolving the mount point may need the daemon to answer.
+ */
+static void *bind_aliases(void *arg)
+{
+	struct alias_job *j = arg;
+
+	for (j->done = 0; j->done < j->n; j->done++) {
+		if (mount(j->mnt, j->paths[j->done], NULL, MS_BIND, NULL) < 0) {
+			log_msg(AWFS_LOG_ERR, "cannot show the view at %s (--also-at): %s; unmounting, so no alias shows the raw directory",
+				j->paths[j->done], strerror(errno));
+			j->failed = 1;
+			fuse_session_exit(j->se);
+			/* wake the loop: a request makes it notice the exit flag */
+			struct stat st;
+			stat(j->mnt, &st);
+			break;
+		}
+	}
+	return NULL;
+}
+
+int main(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct options o = { .xattr = 1 };
+	struct awfs_msgs errs = { 0 };
+	struct awfs_ops_config oc = { 0 };
+	struct awfs_policy *policy;
+	struct awfs_classifier *classifier;
+	struct fuse_session *se;
+	struct fuse_loop_config *lc;
+	struct stat root_st, mst;
+	struct alias_job aj = { 0 };
+	pthread_t alias_thread;
+	char mnt[PATH_MAX], src[PATH_MAX];
+	const char *mountpoint, *source;
+	int root_fd, err, ret = 1;
+
+	if (fuse_opt_parse(&args, &o, awfs_opts, opt_proc) < 0)
+		return 2;
+	if (o.show_help) {
+		usage(stdout);
+		return 0;
+	}
+	if (o.show_version) {
+		printf("awfs %s (libfuse %d.%d, FUSE_USE_VERSION %d)\n", PACKAGE_VERSION,
+		       fuse_version() / 100, fuse_version() % 100, FUSE_USE_VERSION);
+		return 0;
+	}
+	if (o.npositional == 0) {
+		fprintf(stderr, "awfs: no mount point given\n");
+		usage(stderr);
+		return 2;
+	}
+	mountpoint = o.positional[o.npositional - 1];
+	if (o.npositional == 2 && !o.source)
+		o.source = o.positional[0];
+	if (!o.policy) {
+		fprintf(stderr, "awfs: no policy given: awfs %s --policy /etc/awfs/policy.conf\n", mountpoint);
+		return 2;
+	}
+	if (o.runtime && !policy_runtime_known(o.runtime)) {
+		fprintf(stderr, "awfs: unknown runtime `%s': expected one of docker, cloud-hypervisor, nvx, qemu, guest\n",
+			o.runtime);
+		return 2;
+	}
+	if (o.cache && strcmp(o.cache, "auto") && strcmp(o.cache, "always") && strcmp(o.cache, "never")) {
+		fprintf(stderr, "awfs: cache=%s: expected cache=auto, cache=always or cache=never\n", o.cache);
+		return 2;
+	}
+
+	policy = policy_load(o.policy, o.runtime, &errs);
+	if (!policy) {
+		for (size_t i = 0; i < errs.n; i++)
+			fprintf(stderr, "%s\n", errs.v[i]);
+		fprintf(stderr, "awfs: %zu error%s in the policy; nothing mounted\n", errs.n,
+			errs.n == 1 ? "" : "s");
+		msgs_clear(&errs);
+		return 2;
+	}
+
+	umask(0);	/* the kernel already applied the caller's umask */
+	err = host_init();
+	if (err) {
+		fprintf(stderr, "awfs: cannot open /proc/self/fd: %s\n", strerror(err));
+		return 1;
+	}
+	if (!realpath(mountpoint, mnt) || stat(mnt, &mst) < 0 || !S_ISDIR(mst.st_mode)) {
+		fprintf(stderr, "awfs: bad mount point `%s': %s\n", mountpoint,
+			errno ? strerror(errno) : "Not a directory");
+		return 1;
+	}
+	source = o.source ? o.source : mnt;
+	err = host_open_root(source, &root_fd, &root_st);
+	if (err || !realpath(source, src)) {
+		fprintf(stderr, "awfs: bad source `%s': %s\n", source, strerror(err ? err : errno));
+		return 1;
+	}
+	if (o.log) {
+		err = log_open(o.log);
+		if (err) {
+			fprintf(stderr, "awfs: cannot open log `%s': %s\n", o.log, strerror(err));
+			return 1;
+		}
+	}
+	if (prepare_targets(policy, root_fd, &root_st, src))
+		return 1;
+
+	classifier = classify_new(policy);
+	inode_init(root_fd, &root_st, classify_root(classifier));
+	oc.policy = policy;
+	oc.classifier = classifier;
+	oc.mountpoint = mnt;
+	oc.source = src;
+	oc.xattr = o.xattr;
+	oc.keep_cache = true;
+	oc.entry_timeout = oc.attr_timeout = oc.negative_timeout = 1.0;
+	if (o.cache && strcmp(o.cache, "always") == 0) {
+		oc.entry_timeout = oc.attr_timeout = oc.negative_timeout = 86400.0;
+	} else if (o.cache && strcmp(o.cache, "never") == 0) {
+		oc.entry_timeout = oc.attr_timeout = oc.negative_timeout = 0.0;
+		oc.keep_cache = false;
+	}
+	ops_init(&oc);
+
+	fuse_opt_add_arg(&args, "-o");
+	fuse_opt_add_arg(&args, geteuid() == 0 ? "default_permissions,allow_other,subtype=awfs"
+					       : "default_permissions,subtype=awfs");
+	{
+		char *fsname = util_xasprintf("fsname=%s", src);
+
+		/* a comma in the source would split the option list */
+		for (char *p = fsname; *p; p++)
+			if (*p == ',')
+				*p = '_';
+		fuse_opt_add_arg(&args, "-o");
+		fuse_opt_add_arg(&args, fsname);
+		free(fsname);
+	}
+	se = fuse_session_new(&args, &ops_lowlevel, sizeof(ops_lowlevel), NULL);
+	if (!se) {
+		fprintf(stderr, "awfs: cannot start the FUSE session (see the message above)\n");
+		return 1;
+	}
+	if (fuse_set_signal_handlers(se) != 0) {
+		fprintf(stderr, "awfs: cannot install signal handlers\n");
+		goto out_session;
+	}
+	if (fuse_session_mount(se, mnt) != 0) {
+		fprintf(stderr, "awfs: cannot mount on %s (is /dev/fuse usable?)\n", mnt);
+		goto out_signals;
+	}
+	if (!o.log && !o.foreground)
+		log_open("syslog");
+	log_boundary(policy, classifier, root_fd, mnt, src);
+	if (fuse_daemonize(o.foreground) != 0) {
+		fprintf(stderr, "awfs: cannot go to the background\n");
+		goto out_unmount;
+	}
+	aj.se = se;
+	aj.mnt = mnt;
+	aj.paths = o.also_at;
+	aj.n = o.nalso;
+	if (o.nalso && pthread_create(&alias_thread, NULL, bind_aliases, &aj) != 0) {
+		log_msg(AWFS_LOG_ERR, "cannot start the --also-at thread");
+		goto out_unmount;
+	}
+
+	lc = fuse_loop_cfg_create();
+	fuse_loop_cfg_set_clone_fd(lc, 0);
+	fuse_loop_cfg_set_max_threads(lc, 16);
+	/* the loop returns the signal that ended it (a clean stop) or -errno */
+	ret = fuse_session_loop_mt(se, lc) < 0;
+	fuse_loop_cfg_destroy(lc);
+	if (o.nalso)
+		pthread_join(alias_thread, NULL);
+	for (size_t i = 0; i < aj.done; i++)
+		if (umount2(o.also_at[i], MNT_DETACH) < 0)
+			log_msg(AWFS_LOG_ERR, "cannot unmount the alias %s: %s", o.also_at[i], strerror(errno));
+	if (aj.failed)
+		ret = 1;
+	ops_flush_suppressed();
+	log_msg(AWFS_LOG_INFO, "unmounting %s: %llu write%s denied", mnt,
+		(unsigned long long)ops_denials(), ops_denials() == 1 ? "" : "s");
+out_unmount:
+	fuse_session_unmount(se);
+out_signals:
+	fuse_remove_signal_handlers(se);
+out_session:
+	fuse_session_destroy(se);
+	fuse_opt_free_args(&args);
+	log_close();
+	return ret;
+}

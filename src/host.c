@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * host.c - the only file that touches the host tree.
+ *
+ * Why /proc/self/fd: an O_PATH fd cannot be read, written, chmod'ed or
+ * xattr'ed directly. Re-opening or naming it through /proc/self/fd/N reaches
+ * exactly the object the fd pins (the magic link is bound to the fd, not to
+ * a path), so no name on the host is resolved again and a symlink planted by
+ * someone else after the lookup cannot redirect us. The directory fd for
+ * /proc/self/fd is opened once at start, so a later chroot or mount
+ * namespace change cannot swap it.
+ */
+#include "host.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+static int proc_fd = -1;
+static bool is_root;
+
+#define ERR(expr) ((expr) < 0 ? errno : 0)
+
+int host_init(void)
+{
+	proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	is_root = geteuid() == 0;
+	return proc_fd < 0 ? errno : 0;
+}
+
+static void fd_name(int fd, char buf[16])
+{
+	snprintf(buf, 16, "%d", fd);
+}
+
+int host_open_root(const char *path, int *fd, struct stat *st)
+{
+	*fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (*fd < 0)
+		return errno;
+	if (fstat(*fd, st) < 0) {
+		int e = errno;
+
+		close(*fd);
+		*fd = -1;
+		return e;
+	}
+	return 0;
+}
+
+int host_lookup(int dirfd, const char *name, int *fd, struct stat *st)
+{
+	*fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (*fd < 0)
+		return errno;
+	if (fstatat(*fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+		int e = errno;
+
+		close(*fd);
+		*fd = -1;
+		return e;
+	}
+	return 0;
+}
+
+int host_stat_at(int dirfd, const char *name, struct stat *st)
+{
+	return ERR(fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW));
+}
+
+int host_stat(int fd, struct stat *st)
+{
+	return ERR(fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW));
+}
+
+int host_reopen(int fd, int flags, int *out)
+{
+	char name[16];
+
+	fd_name(fd, name);
+	flags &= ~(O_CREAT | O_EXCL | O_NOCTTY);
+	*out = openat(proc_fd, name, flags | O_CLOEXEC);
+	return *out < 0 ? errno : 0;
+}
+
+int host_opendir(int fd, DIR **dir)
+{
+	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dfd < 0)
+		return errno;
+	*dir = fdopendir(dfd);
+	if (!*dir) {
+		int e = errno;
+
+		close(dfd);
+		return e;
+	}
+	return 0;
+}
+
+/*
+ * fsuid/fsgid are per thread on Linux. Moving fsuid off 0 drops the
+ * file-system capabilities from the effective set; we raise DAC_OVERRIDE and
+ * DAC_READ_SEARCH again because the kernel has already checked the caller's
+ * permission (default_permissions, with the caller's supplementary groups,
+ * which this thread does not have). CAP_FSETID stays off, so the kernel
+ * clears set-group-ID on files the caller could not have made so.
+ */
+void host_as_caller(uid_t uid, gid_t gid)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+
+	if (!is_root)
+		return;
+	setfsgid(gid);
+	setfsuid(uid);
+	if (uid != 0 && syscall(SYS_capget, &hdr, data) == 0) {
+		uint32_t want = (1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH);
+
+		data[0].effective |= want & data[0].permitted;
+		syscall(SYS_capset, &hdr, data);
+	}
+}
+
+void host_as_daemon(void)
+{
+	if (!is_root)
+		return;
+	/* back to fsuid 0: the kernel restores the permitted fs capabilities */
+	setfsuid(0);
+	setfsgid(0);
+}
+
+int host_create(int dirfd, const char *name, int flags, mode_t mode, int *fh)
+{
+	*fh = openat(dirfd, name, (flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC) & ~O_NOCTTY, mode);
+	return *fh < 0 ? errno : 0;
+}
+
+int host_mkdir(int dirfd, const char *name, mode_t mode)
+{
+	return ERR(mkdirat(dirfd, name, mode));
+}
+
+int host_mknod(int dirfd, const char *name, mode_t mode, dev_t rdev)
+{
+	return ERR(mknodat(dirfd, name, mode, rdev));
+}
+
+int host_symlink(const char *target, int dirfd, const char *name)
+{
+	return ERR(symlinkat(target, dirfd, name));
+}
+
+int host_link(int fd, int dirfd, const char *name)
+{
+	char src[16];
+
+	/* AT_EMPTY_PATH would need CAP_DAC_READ_SEARCH; the fd link does not */
+	fd_name(fd, src);
+	return ERR(linkat(proc_fd, src, dirfd, name, AT_SYMLINK_FOLLOW));
+}
+
+int host_unlink(int dirfd, const char *name)
+{
+	return ERR(unlinkat(dirfd, name, 0));
+}
+
+int host_rmdir(int dirfd, const char *name)
+{
+	return ERR(unlinkat(dirfd, name, AT_REMOVEDIR));
+}
+
+int host_rename(int olddir, const char *oldname, int newdir, const char *newname, unsigned flags)
+{
+	return ERR(syscall(SYS_renameat2, olddir, oldname, newdir, newname, flags));
+}
+
+int host_mkdir_p(int dirfd, const char *relpath, mode_t mode, uid_t uid, gid_t gid)
+{
+	char buf[4096];
+	char *save = NULL, *tok;
+	int cur = dup(dirfd);
+	int err = 0;
+
+	if (cur < 0)
+		return errno;
+	if (strlen(relpath) >= sizeof(buf)) {
+		close(cur);
+		return ENAMETOOLONG;
+	}
+	strcpy(buf, relpath);
+	for (tok = strtok_r(buf, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+		int next;
+
+		if (mkdirat(cur, tok, mode) == 0) {
+			if (fchownat(cur, tok, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 && is_root) {
+				err = errno;
+				break;
+			}
+			/* mkdir applied the umask; the mode asked for is exact */
+			next = openat(cur, tok, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (next >= 0) {
+				char name[16];
+
+				fd_name(next, name);
+				fchmodat(proc_fd, name, mode, 0);
+			}
+		} else if (errno != EEXIST) {
+			err = errno;
+			break;
+		} else {
+			next = openat(cur, tok, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (next < 0) {
+			/* ENOTDIR / ELOOP: a file or a symlink is in the way */
+			err = errno;
+			break;
+		}
+		close(cur);
+		cur = next;
+	}
+	close(cur);
+	return err;
+}
+
+int host_readlink(int fd, char *buf, size_t size, size_t *len)
+{
+	ssize_t n = readlinkat(fd, "", buf, size);
+
+	if (n < 0)
+		return errno;
+	*len = (size_t)n;
+	return 0;
+}
+
+int host_chmod(int fd, mode_t mode)
+{
+	char name[16];
+
+	fd_name(fd, name);
+	return ERR(fchmodat(proc_fd, name, mode, 0));
+}
+
+int host_chown(int fd, uid_t uid, gid_t gid)
+{
+	return ERR(fchownat(fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW));
+}
+
+int host_truncate(int fd, int fh, off_t size)
+{
+	int wfd, err;
+
+	if (fh >= 0)
+		return ERR(ftruncate(fh, size));
+	err = host_reopen(fd, O_WRONLY, &wfd);
+	if (err)
+		return err;
+	err = ERR(ftruncate(wfd, size));
+	close(wfd);
+	return err;
+}
+
+int host_utimens(int fd, int fh, const struct timespec ts[2], bool is_symlink)
+{
+	char name[16];
+
+	if (fh >= 0)
+		return ERR(futimens(fh, ts));
+	if (is_symlink)
+		return ERR(utimensat(fd, "", ts, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW));
+	fd_name(fd, name);
+	return ERR(utimensat(proc_fd, name, ts, 0));
+}
+
+int host_statfs(int fd, struct statvfs *sv)
+{
+	return ERR(fstatvfs(fd, sv));
+}
+
+/*
+ * Extended attributes go through /proc/self/fd/N with the following
+ * variants of the calls (the magic link leads to the pinned object). A
+ * symlink's own xattrs are not reachable that way; awfs reports EPERM for
+ * them, as Linux does for user.* xattrs on symlinks.
+ */
+static void proc_path(int fd, char buf[32])
+{
+	snprintf(buf, 32, "/proc/self/fd/%d", fd);
+}
+
+int host_getxattr(int fd, bool is_symlink, const char *name, void *buf, size_t size, size_t *len)
+{
+	char p[32];
+	ssize_t n;
+
+	if (is_symlink)
+		return ENODATA;
+	proc_path(fd, p);
+	n = getxattr(p, name, buf, size);
+	if (n < 0)
+		return errno;
+	*len = (size_t)n;
+	return 0;
+}
+
+int host_listxattr(int fd, bool is_symlink, char *buf, size_t size, size_t *len)
+{
+	char p[32];
+	ssize_t n;
+
+	if (is_symlink) {
+		*len = 0;
+		return 0;
+	}
+	proc_path(fd, p);
+	n = listxattr(p, buf, size);
+	if (n < 0)
+		return errno;
+	*len = (size_t)n;
+	return 0;
+}
+
+int host_setxattr(int fd, bool is_symlink, const char *name, const void *val, size_t size, int flags)
+{
+	char p[32];
+
+	if (is_symlink)
+		return EPERM;
+	proc_path(fd, p);
+	return ERR(setxattr(p, name, val, size, flags));
+}
+
+int host_removexattr(int fd, bool is_symlink, const char *name)
+{
+	char p[32];
+
+	if (is_symlink)
+		return EPERM;
+	proc_path(fd, p);
+	return ERR(removexattr(p, name));
+}
+
+int host_fsync(int fh, bool datasync)
+{
+	return ERR(datasync ? fdatasync(fh) : fsync(fh));
+}
+
+int host_fallocate(int fh, int mode, off_t off, off_t len)
+{
+	return ERR(fallocate(fh, mode, off, len));
+}
+
+int host_copy_file_range(int fin, off_t off_in, int fout, off_t off_out, size_t len,
+			 unsigned flags, size_t *copied)
+{
+	ssize_t n = copy_file_range(fin, &off_in, fout, &off_out, len, flags);
+
+	if (n < 0)
+		return errno;
+	*copied = (size_t)n;
+	return 0;
+}
+
+int host_lseek(int fh, off_t off, int whence, off_t *out)
+{
+	*out = lseek(fh, off, whence);
+	return *out < 0 ? errno : 0;
+}
+
+int host_flush(int fh)
+{
+	int d = dup(fh);
+
+	if (d < 0)
+		return errno;
+	return ERR(close(d));
+}
+
+int host_fd_path(int fd, char *buf, size_t size)
+{
+	char name[16];
+	ssize_t n;
+
+	fd_name(fd, name);
+	n = readlinkat(proc_fd, name, buf, size - 1);
+	if (n < 0)
+		return errno;
+	buf[n] = '\0';
+	return 0;
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * host.h - every access awfs makes to the host tree.
+ *
+ * Invariants (this is the only file that touches the host tree):
+ *  - every call is relative to a pinned fd: *at() with O_NOFOLLOW /
+ *    AT_SYMLINK_NOFOLLOW, or the fd's own /proc/self/fd entry; no host path
+ *    string is ever resolved, so a symlink on the host is never followed;
+ *  - every function returns 0 or a positive errno value, never -1;
+ *  - a name passed in has already been checked to be one component
+ *    (the kernel guarantees it for FUSE requests).
+ */
+#ifndef AWFS_HOST_H
+#define AWFS_HOST_H
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+
+/* Open /proc/self/fd for later re-opens. Returns 0 or an errno value. */
+int host_init(void);
+
+/* Open the source directory (given by the administrator) as an O_PATH fd. */
+int host_open_root(const char *path, int *fd, struct stat *st);
+/* Look up @name in @dirfd without following it: an O_PATH fd and its stat. */
+int host_lookup(int dirfd, const char *name, int *fd, struct stat *st);
+/* Stat @name in @dirfd without following it (no fd kept). */
+int host_stat_at(int dirfd, const char *name, struct stat *st);
+/* Stat the object behind an O_PATH fd. */
+int host_stat(int fd, struct stat *st);
+/* Open the object behind an O_PATH fd with @flags (never O_CREAT). */
+int host_reopen(int fd, int flags, int *out);
+/* Open a directory stream on the directory behind an O_PATH fd. */
+int host_opendir(int fd, DIR **dir);
+
+/*
+ * Run the next creating call as the caller (fsuid/fsgid), so new files are
+ * the caller's and setgid directories behave; the host's DAC checks are
+ * kept off (the kernel already checked the caller). No-op unless root.
+ */
+void host_as_caller(uid_t uid, gid_t gid);
+/* Back to the daemon's own identity. */
+void host_as_daemon(void);
+
+int host_create(int dirfd, const char *name, int flags, mode_t mode, int *fh);
+int host_mkdir(int dirfd, const char *name, mode_t mode);
+int host_mknod(int dirfd, const char *name, mode_t mode, dev_t rdev);
+int host_symlink(const char *target, int dirfd, const char *name);
+int host_link(int fd, int dirfd, const char *name);
+int host_unlink(int dirfd, const char *name);
+int host_rmdir(int dirfd, const char *name);
+int host_rename(int olddir, const char *oldname, int newdir, const char *newname, unsigned flags);
+/* mkdir -p of a relative path below @dirfd, never following a symlink. */
+int host_mkdir_p(int dirfd, const char *relpath, mode_t mode, uid_t uid, gid_t gid);
+
+int host_readlink(int fd, char *buf, size_t size, size_t *len);
+int host_chmod(int fd, mode_t mode);
+int host_chown(int fd, uid_t uid, gid_t gid);
+/* Truncate through @fh when >= 0, else through the O_PATH fd. */
+int host_truncate(int fd, int fh, off_t size);
+/* Set times through @fh when >= 0, else through the O_PATH fd. */
+int host_utimens(int fd, int fh, const struct timespec ts[2], bool is_symlink);
+int host_statfs(int fd, struct statvfs *sv);
+
+int host_getxattr(int fd, bool is_symlink, const char *name, void *buf, size_t size, size_t *len);
+int host_listxattr(int fd, bool is_symlink, char *buf, size_t size, size_t *len);
+int host_setxattr(int fd, bool is_symlink, const char *name, const void *val, size_t size, int flags);
+int host_removexattr(int fd, bool is_symlink, const char *name);
+
+int host_fsync(int fh, bool datasync);
+int host_fallocate(int fh, int mode, off_t off, off_t len);
+int host_copy_file_range(int fin, off_t off_in, int fout, off_t off_out, size_t len,
+			 unsigned flags, size_t *copied);
+int host_lseek(int fh, off_t off, int whence, off_t *out);
+/* The host path of the object behind @fd (for messages only, never opened). */
+int host_fd_path(int fd, char *buf, size_t size);
+/* close(dup(fh)): what close() would report, without closing @fh. */
+int host_flush(int fh);
+
+#endif

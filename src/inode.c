@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * inode.c - hash table of live inodes with reference counts.
+ */
+#include "inode.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#define AWFS_SYNTH_INO_BASE 0xfffffffe00000000ULL
+
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct awfs_inode root;
+static struct awfs_inode **buckets;
+static size_t nbuckets;
+static uint64_t count;
+
+static size_t hash_key(dev_t dev, uint64_t ino, const void *state)
+{
+	uint64_t h = (uint64_t)dev * 0x9e3779b97f4a7c15ULL;
+
+	h ^= ino + 0x632be59bd9b4e019ULL + (h << 6) + (h >> 2);
+	h ^= (uintptr_t)state + (h << 6) + (h >> 2);
+	return (size_t)(h ^ (h >> 29));
+}
+
+static size_t hash_of(const struct awfs_inode *in)
+{
+	if (in->fd < 0) {
+		uint64_t h = (uintptr_t)in->parent;
+
+		for (const char *p = in->name; *p; p++)
+			h = h * 31 + (unsigned char)*p;
+		return hash_key(0, h, in->state);
+	}
+	return hash_key(in->dev, in->ino, in->state);
+}
+
+void inode_init(int root_fd, const struct stat *root_st, const struct awfs_state *root_state)
+{
+	root.fd = root_fd;
+	root.dev = root_st->st_dev;
+	root.ino = root_st->st_ino;
+	root.type = S_IFDIR;
+	root.state = root_state;
+	root.refs = 2;	/* never reaches zero */
+	nbuckets = 1024;
+	buckets = util_xcalloc(nbuckets, sizeof(*buckets));
+}
+
+struct awfs_inode *inode_root(void)
+{
+	return &root;
+}
+
+struct awfs_inode *inode_get(uint64_t nodeid)
+{
+	return nodeid == 1 ? &root : (struct awfs_inode *)(uintptr_t)nodeid;
+}
+
+uint64_t inode_nodeid(const struct awfs_inode *in)
+{
+	return in == &root ? 1 : (uint64_t)(uintptr_t)in;
+}
+
+static void grow(void)
+{
+	size_t nb = nbuckets * 2;
+	struct awfs_inode **nbk = util_xcalloc(nb, sizeof(*nbk));
+
+	for (size_t i = 0; i < nbuckets; i++) {
+		for (struct awfs_inode *e = buckets[i], *nx; e; e = nx) {
+			nx = e->next;
+			e->next = nbk[hash_of(e) % nb];
+			nbk[hash_of(e) % nb] = e;
+		}
+	}
+	free(buckets);
+	buckets = nbk;
+	nbuckets = nb;
+}
+
+static void insert(struct awfs_inode *in)
+{
+	size_t b;
+
+	if (count >= nbuckets)
+		grow();
+	b = hash_of(in) % nbuckets;
+	in->next = buckets[b];
+	buckets[b] = in;
+	count++;
+}
+
+struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct awfs_state *state)
+{
+	struct awfs_inode *in;
+	size_t b;
+
+	pthread_mutex_lock(&table_lock);
+	if (st->st_dev == root.dev && st->st_ino == root.ino && state == root.state) {
+		root.refs++;
+		pthread_mutex_unlock(&table_lock);
+		close(fd);
+		return &root;
+	}
+	b = hash_key(st->st_dev, st->st_ino, state) % nbuckets;
+	for (in = buckets[b]; in; in = in->next) {
+		if (in->fd >= 0 && in->dev == st->st_dev && in->ino == st->st_ino && in->state == state) {
+			in->refs++;
+			pthread_mutex_unlock(&table_lock);
+			close(fd);
+			return in;
+		}
+	}
+	in = util_xcalloc(1, sizeof(*in));
+	in->fd = fd;
+	in->dev = st->st_dev;
+	in->ino = st->st_ino;
+	in->type = st->st_mode & S_IFMT;
+	in->state = state;
+	in->refs = 1;
+	insert(in);
+	pthread_mutex_unlock(&table_lock);
+	return in;
+}
+
+uint64_t inode_synth_ino(const struct awfs_inode *parent, const char *name)
+{
+	/* FNV-1a over the parent's served number and the name: the same in
+	 * readdir and lookup, and made of nothing the host holds under the mask */
+	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t pino = parent->fd < 0 ? parent->synth_ino : (uint64_t)parent->ino;
+
+	for (int i = 0; i < 8; i++)
+		h = (h ^ ((pino >> (8 * i)) & 0xff)) * 0x100000001b3ULL;
+	for (const char *p = name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	return AWFS_SYNTH_INO_BASE + (h & 0xffffffffULL);
+}
+
+struct awfs_inode *inode_take_synth(struct awfs_inode *parent, const char *name, mode_t type,
+				    const struct awfs_state *state)
+{
+	struct awfs_inode key = { .fd = -1, .parent = parent, .name = (char *)name, .state = state };
+	struct awfs_inode *in;
+	size_t b;
+
+	pthread_mutex_lock(&table_lock);
+	b = hash_of(&key) % nbuckets;
+	for (in = buckets[b]; in; in = in->next) {
+		if (in->fd < 0 && in->parent == parent && in->state == state &&
+		    in->type == type && strcmp(in->name, name) == 0) {
+			in->refs++;
+			pthread_mutex_unlock(&table_lock);
+			return in;
+		}
+	}
+	in = util_xcalloc(1, sizeof(*in));
+	in->fd = -1;
+	in->type = type;
+	in->state = state;
+	in->parent = parent;
+	in->name = util_xstrdup(name);
+	in->synth_ino = inode_synth_ino(parent, name);
+	in->refs = 1;
+	parent->refs++;
+	insert(in);
+	pthread_mutex_unlock(&table_lock);
+	return in;
+}
+
+void inode_put(struct awfs_inode *in, uint64_t n)
+{
+	while (in) {
+		struct awfs_inode *parent = NULL;
+		struct awfs_inode **pp;
+
+		pthread_mutex_lock(&table_lock);
+		if (in->refs < n)
+			abort();	/* the kernel forgot more than it was given */
+		in->refs -= n;
+		if (in->refs > 0 || in == &root) {
+			pthread_mutex_unlock(&table_lock);
+			return;
+		}
+		for (pp = &buckets[hash_of(in) % nbuckets]; *pp != in; pp = &(*pp)->next)
+			;
+		*pp = in->next;
+		count--;
+		pthread_mutex_unlock(&table_lock);
+
+		if (in->fd >= 0)
+			close(in->fd);
+		parent = in->parent;
+		free(in->name);
+		free(in);
+		in = parent;	/* a synthetic child held one reference on it */
+		n = 1;
+	}
+}
+
+uint64_t inode_count(void)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&table_lock);
+	n = count;
+	pthread_mutex_unlock(&table_lock);
+	return n;
+}

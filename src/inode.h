@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * inode.h - the table of inodes the kernel knows about.
+ *
+ * A host-backed inode is keyed by (st_dev, st_ino, classification state): the
+ * same host file reached under two classes (a hard link the host made
+ * between a writable and a read-only directory) is two awfs inodes, each
+ * keeping the class of the path it was found by. It holds an O_PATH |
+ * O_NOFOLLOW fd, so no host path is ever resolved again.
+ *
+ * A synthetic inode (a mask) is keyed by (parent, name) and holds nothing of
+ * the host: no fd, no host inode number.
+ *
+ * Invariants:
+ *  - an inode lives while its reference count is above zero: one per kernel
+ *    lookup (dropped by forget) plus one per synthetic child;
+ *  - the nodeid given to the kernel is the inode's address; the root is 1.
+ */
+#ifndef AWFS_INODE_H
+#define AWFS_INODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+struct awfs_state;
+
+struct awfs_inode {
+	int fd;				/* host O_PATH fd; -1 when synthetic */
+	dev_t dev;
+	ino_t ino;
+	mode_t type;			/* S_IFMT bits as served */
+	const struct awfs_state *state;
+	uint64_t refs;			/* kernel lookups + synthetic children */
+	struct awfs_inode *parent;	/* synthetic only */
+	char *name;			/* synthetic only */
+	uint64_t synth_ino;		/* synthetic only: st_ino served */
+	struct awfs_inode *next;	/* hash chain */
+};
+
+/* Set up the table around the root (its fd is kept, never closed by the table). */
+void inode_init(int root_fd, const struct stat *root_st, const struct awfs_state *root_state);
+/* The inode for a kernel nodeid. */
+struct awfs_inode *inode_get(uint64_t nodeid);
+/* The nodeid to give the kernel for @in. */
+uint64_t inode_nodeid(const struct awfs_inode *in);
+/* The root inode. */
+struct awfs_inode *inode_root(void);
+
+/*
+ * Find or add the host inode (dev, ino, state) and take one reference.
+ * Takes ownership of @fd (closed when an inode already existed).
+ */
+struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct awfs_state *state);
+/* Find or add the synthetic inode @name under @parent and take one reference. */
+struct awfs_inode *inode_take_synth(struct awfs_inode *parent, const char *name, mode_t type,
+				    const struct awfs_state *state);
+/* The st_ino served for the synthetic entry @name under @parent. */
+uint64_t inode_synth_ino(const struct awfs_inode *parent, const char *name);
+/* Drop @n references; the inode is freed (and its fd closed) at zero. */
+void inode_put(struct awfs_inode *in, uint64_t n);
+/* Number of live inodes (for tests and the unmount summary). */
+uint64_t inode_count(void);
+
+#endif

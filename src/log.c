@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * log.c - log sinks, escaping and the token-bucket rate limiter.
+ */
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+enum sink { SINK_STDERR, SINK_SYSLOG, SINK_FILE };
+
+static enum sink sink = SINK_STDERR;
+static int sink_fd = 2;
+static enum awfs_log_level max_level = AWFS_LOG_INFO;
+
+void ratelimit_init(struct awfs_ratelimit *rl, double rate, double burst)
+{
+	memset(rl, 0, sizeof(*rl));
+	rl->rate = rate;
+	rl->burst = burst;
+	rl->tokens = burst;
+	rl->last = -1;
+}
+
+bool ratelimit_take(struct awfs_ratelimit *rl, double now, uint64_t *suppressed)
+{
+	if (rl->last >= 0 && now > rl->last) {
+		rl->tokens += (now - rl->last) * rl->rate;
+		if (rl->tokens > rl->burst)
+			rl->tokens = rl->burst;
+	}
+	if (rl->last < 0 || now > rl->last)
+		rl->last = now;
+	if (rl->tokens < 1.0) {
+		rl->suppressed++;
+		rl->total_suppressed++;
+		return false;
+	}
+	rl->tokens -= 1.0;
+	*suppressed = rl->suppressed;
+	rl->suppressed = 0;
+	return true;
+}
+
+/* Length of the valid UTF-8 sequence at @s (at most @n bytes), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n, unsigned *cp)
+{
+	size_t len;
+	unsigned c;
+
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	len = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+	if (len > n)
+		return 0;
+	c = s[0] & (0x7f >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	/* overlong, surrogate or out of range */
+	if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+/* Code points that reorder or hide text in a terminal: shown escaped. */
+static bool cp_is_tricky(unsigned c)
+{
+	return (c >= 0x80 && c <= 0x9f) || (c >= 0x200b && c <= 0x200f) ||
+	       (c >= 0x2028 && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || c == 0xfeff;
+}
+
+char *log_escape(const char *in, size_t len, char *out, size_t outsz)
+{
+	const unsigned char *s = (const unsigned char *)in;
+	size_t o = 0;
+
+	if (outsz == 0)
+		return out;
+	for (size_t i = 0; i < len;) {
+		char tmp[16];
+		size_t tl;
+		unsigned cp = 0;
+		size_t ul = 0;
+
+		if (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '\\' && s[i] != '"') {
+			tmp[0] = (char)s[i];
+			tl = 1;
+			i++;
+		} else if (s[i] == '\\' || s[i] == '"') {
+			tmp[0] = '\\';
+			tmp[1] = (char)s[i];
+			tl = 2;
+			i++;
+		} else if (s[i] == '\n' || s[i] == '\t' || s[i] == '\r') {
+			tmp[0] = '\\';
+			tmp[1] = s[i] == '\n' ? 'n' : s[i] == '\t' ? 't' : 'r';
+			tl = 2;
+			i++;
+		} else if (s[i] >= 0x80 && (ul = utf8_len(s + i, len - i, &cp)) > 0) {
+			if (cp_is_tricky(cp)) {
+				tl = (size_t)snprintf(tmp, sizeof(tmp), "\\u%04x", cp);
+			} else {
+				memcpy(tmp, s + i, ul);
+				tl = ul;
+			}
+			i += ul;
+		} else {
+			tl = (size_t)snprintf(tmp, sizeof(tmp), "\\x%02x", s[i]);
+			i++;
+		}
+		if (o + tl + 4 > outsz) {
+			/* keep room for "..." and the NUL */
+			if (o + 4 <= outsz) {
+				memcpy(out + o, "...", 3);
+				o += 3;
+			}
+			break;
+		}
+		memcpy(out + o, tmp, tl);
+		o += tl;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+int log_open(const char *dest)
+{
+	if (!dest || strcmp(dest, "stderr") == 0) {
+		sink = SINK_STDERR;
+		sink_fd = 2;
+	} else if (strcmp(dest, "syslog") == 0) {
+		openlog("awfs", LOG_PID | LOG_NDELAY, LOG_DAEMON);
+		sink = SINK_SYSLOG;
+	} else {
+		int fd = open(dest, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0640);
+
+		if (fd < 0)
+			return errno;
+		sink = SINK_FILE;
+		sink_fd = fd;
+	}
+	return 0;
+}
+
+void log_set_level(enum awfs_log_level level)
+{
+	max_level = level;
+}
+
+double log_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void log_msg(enum awfs_log_level level, const char *fmt, ...)
+{
+	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
+	char line[8192];
+	size_t off = 0;
+	va_list ap;
+	int n;
+
+	if (level > max_level)
+		return;
+	if (sink == SINK_FILE) {
+		struct timespec ts;
+		struct tm tm;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		gmtime_r(&ts.tv_sec, &tm);
+		off = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%SZ ", &tm);
+	}
+	if (sink != SINK_SYSLOG) {
+		memcpy(line + off, "awfs: ", 6);
+		off += 6;
+	}
+	va_start(ap, fmt);
+	n = vsnprintf(line + off, sizeof(line) - off - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	off += (size_t)n < sizeof(line) - off - 1 ? (size_t)n : sizeof(line) - off - 2;
+	if (sink == SINK_SYSLOG) {
+		line[off] = '\0';
+		syslog(prio[level], "%s", line);
+		return;
+	}
+	line[off++] = '\n';
+	/* one write per line: concurrent threads never interleave */
+	while (write(sink_fd, line, off) < 0 && errno == EINTR)
+		;
+}
+
+void log_close(void)
+{
+	if (sink == SINK_SYSLOG)
+		closelog();
+	else if (sink == SINK_FILE)
+		close(sink_fd);
+	sink = SINK_STDERR;
+	sink_fd = 2;
+}

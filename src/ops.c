@@ -1,0 +1,1194 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ops.c - the FUSE low-level handlers.
+ *
+ * Every handler replies exactly once. Host access goes through host.c;
+ * helpers return 0 or a positive errno.
+ *
+ * The policy, in the words of the checks below:
+ *  - a namespace change (create, mkdir, mknod, symlink, link, unlink, rmdir,
+ *    rename) needs the directory AND the entry to be writable: so an
+ *    allow_write path's parent stays read-only and an agent can write inside
+ *    cache-memory but cannot remove or replace cache-memory itself;
+ *  - a change to an object (open for write or O_TRUNC, setattr, xattrs,
+ *    fallocate, copy_file_range into it) needs the object to be writable;
+ *  - link() and rename() need both ends writable, and a directory may not be
+ *    moved while a read-only or masked rule still matches below it (moving it
+ *    would carry those paths out from under their rule);
+ *  - a masked entry is synthetic: nothing below it is ever looked up on the
+ *    host, and nothing of the host's entry (owner, size, times, inode number,
+ *    xattrs) is served.
+ * Every refusal is EROFS and is logged with the rule that decided it. The
+ * kernel checks ordinary permissions first (default_permissions), so EACCES
+ * stays EACCES and never reaches this file.
+ *
+ * This file is long because it is the whole request surface in one place,
+ * where each handler's check can be read next to its host call.
+ */
+#include "ops.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host.h"
+#include "inode.h"
+#include "log.h"
+#include "util.h"
+
+#define AWFS_MASK_DIR_MODE (S_IFDIR | 01777)
+#define AWFS_MASK_FILE_MODE (S_IFREG | 0666)
+#define AWFS_MAX_UNCLASSIFIED 4096
+
+static const struct awfs_ops_config *cfg;
+static char *writable_hint;		/* escaped list of writable paths */
+static atomic_uint_fast64_t denials;
+
+static pthread_mutex_t rl_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct awfs_ratelimit rl;
+
+static pthread_mutex_t uncl_lock = PTHREAD_MUTEX_INITIALIZER;
+static char **uncl_names;
+static size_t uncl_n;
+
+/* An open directory: a snapshot of its entries, taken at opendir. */
+struct dir_entry {
+	char *name;
+	ino_t ino;
+	unsigned char type;
+};
+
+struct dir_handle {
+	struct dir_entry *e;
+	size_t n;
+	bool served;	/* rewinddir (offset 0 again) takes a fresh snapshot */
+};
+
+static bool is_masked(const struct awfs_inode *in)
+{
+	return classify_class(in->state) == AWFS_CLASS_MASK;
+}
+
+/* ------------------------------------------------------------ messages */
+
+/* The path under the mount as the agent sees it, escaped. */
+static void display_path(const struct awfs_inode *in, const char *name, char *out, size_t size)
+{
+	char raw[PATH_MAX + NAME_MAX + 2];
+	char esc[3 * sizeof(raw)];
+	size_t srclen = strlen(cfg->source);
+	const char *rel = NULL;
+
+	if (in->fd < 0) {
+		char parent[sizeof(raw)];
+
+		/* a synthetic entry: its parent's path plus its name */
+		display_path(in->parent, NULL, parent, sizeof(parent));
+		log_escape(in->name, strlen(in->name), esc, sizeof(esc));
+		snprintf(out, size, "%s/%s", parent, esc);
+	} else {
+		if (host_fd_path(in->fd, raw, sizeof(raw)) == 0) {
+			if (strncmp(raw, cfg->source, srclen) == 0 &&
+			    (raw[srclen] == '/' || raw[srclen] == '\0'))
+				rel = raw + srclen;
+			else if (strcmp(cfg->source, "/") == 0)
+				rel = raw;
+		}
+		if (rel) {
+			log_escape(rel, strlen(rel), esc, sizeof(esc));
+			snprintf(out, size, "%s%s", cfg->mountpoint, esc);
+		} else {
+			/* moved out from under the source: show the host path */
+			log_escape(raw, strnlen(raw, sizeof(raw)), esc, sizeof(esc));
+			snprintf(out, size, "%s", esc);
+		}
+	}
+	if (name) {
+		size_t l = strlen(out);
+
+		log_escape(name, strlen(name), esc, sizeof(esc));
+		snprintf(out + l, size - l, "%s%s", (l && out[l - 1] == '/') ? "" : "/", esc);
+	}
+}
+
+/* Why a state is what it is, in words, escaped. */
+static void explain_state(const struct awfs_state *st, char *out, size_t size)
+{
+	const struct awfs_rule *r = classify_rule(st);
+	char path[3 * PATH_MAX], reason[1024], file[3 * PATH_MAX];
+
+	switch (classify_origin(st)) {
+	case AWFS_ORIGIN_RULE:
+		log_escape(r->path, strlen(r->path), path, sizeof(path));
+		log_escape(r->reason, strlen(r->reason), reason, sizeof(reason));
+		log_escape(cfg->policy->file, strlen(cfg->policy->file), file, sizeof(file));
+		snprintf(out, size, "%s by %s rule \"%s\" (%s:%d: %s)", policy_class_word(r->cls),
+			 policy_class_key(r->cls), path, file, r->line, reason);
+		break;
+	case AWFS_ORIGIN_ROOT:
+		snprintf(out, size, "read-only: no rule makes it writable");
+		break;
+	case AWFS_ORIGIN_UNCLASSIFIED:
+		snprintf(out, size, "%s: unclassified (its top-level entry is named by no rule; unclassified = \"%s\")",
+			 policy_class_word(classify_class(st)),
+			 cfg->policy->unclassified == AWFS_UNCLASSIFIED_MASK ? "mask" : "warn");
+		break;
+	}
+}
+
+static void caller_comm(pid_t pid, char *out, size_t size)
+{
+	char p[64], raw[64];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(p, sizeof(p), "/proc/%d/comm", (int)pid);
+	fd = pid > 0 ? open(p, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		n = read(fd, raw, sizeof(raw) - 1);
+		close(fd);
+	}
+	if (n <= 0) {
+		snprintf(out, size, "?");
+		return;
+	}
+	if (raw[n - 1] == '\n')
+		n--;
+	log_escape(raw, (size_t)n, out, size);
+}
+
+enum blocker {
+	BLOCK_SELF,		/* the object itself is not writable */
+	BLOCK_PARENT,		/* the directory holding the entry is not writable */
+	BLOCK_ENTRY,		/* the entry's own path is not writable */
+	BLOCK_SUBTREE,		/* a directory that holds paths of a stricter rule */
+};
+
+/*
+ * Log a denial (rate-limited) and return EROFS. @in/@name name what was
+ * operated on; @bin/@bname and @bst what refused it.
+ */
+struct other_end {
+	const char *word;		/* "to" or "from" */
+	const struct awfs_inode *in;
+	const char *name;
+};
+
+static int deny(fuse_req_t req, const char *op, const struct awfs_inode *in, const char *name,
+		const struct other_end *other, enum blocker how, const struct awfs_inode *bin,
+		const char *bname, const struct awfs_state *bst)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	char path[4 * PATH_MAX], bpath[4 * PATH_MAX], why[8192], comm[64];
+	char opath[4 * PATH_MAX + 8] = "";
+	uint64_t suppressed = 0;
+	bool ok;
+
+	atomic_fetch_add(&denials, 1);
+	pthread_mutex_lock(&rl_lock);
+	ok = ratelimit_take(&rl, log_now(), &suppressed);
+	pthread_mutex_unlock(&rl_lock);
+	if (!ok)
+		return EROFS;
+	if (suppressed)
+		log_msg(AWFS_LOG_WARN, "%llu denial messages suppressed by the rate limit",
+			(unsigned long long)suppressed);
+
+	display_path(in, name, path, sizeof(path));
+	if (other) {
+		char tmp[4 * PATH_MAX];
+
+		display_path(other->in, other->name, tmp, sizeof(tmp));
+		snprintf(opath, sizeof(opath), " %s %s", other->word, tmp);
+	}
+	caller_comm(ctx->pid, comm, sizeof(comm));
+	if (how == BLOCK_SUBTREE) {
+		const struct awfs_rule *g = classify_guard_below(bst);
+		char gp[3 * PATH_MAX];
+
+		display_path(bin, bname, bpath, sizeof(bpath));
+		log_escape(g->path, strlen(g->path), gp, sizeof(gp));
+		snprintf(why, sizeof(why), "the directory %s holds paths of %s rule \"%s\" (%s:%d), which would move with it",
+			 bpath, policy_class_key(g->cls), gp, cfg->policy->file, g->line);
+	} else {
+		char ex[4096];
+
+		explain_state(bst, ex, sizeof(ex));
+		if (how == BLOCK_SELF || how == BLOCK_ENTRY) {
+			if (bin == in && bname == name)
+				snprintf(why, sizeof(why), "it is %s", ex);
+			else {
+				display_path(bin, bname, bpath, sizeof(bpath));
+				snprintf(why, sizeof(why), "%s is %s", bpath, ex);
+			}
+		} else {
+			display_path(bin, bname, bpath, sizeof(bpath));
+			snprintf(why, sizeof(why), "its directory %s is %s", bpath, ex);
+		}
+	}
+	log_msg(AWFS_LOG_WARN, "denied %s %s%s for pid %d (%s) uid %u gid %u: %s; EROFS. Writable paths: %s",
+		op, path, opath, (int)ctx->pid, comm, (unsigned)ctx->uid, (unsigned)ctx->gid, why,
+		writable_hint);
+	return EROFS;
+}
+
+bool ops_note_unclassified(const char *name)
+{
+	char esc[3 * NAME_MAX + 8];
+	bool fresh = true;
+
+	pthread_mutex_lock(&uncl_lock);
+	for (size_t i = 0; i < uncl_n && fresh; i++)
+		fresh = strcmp(uncl_names[i], name) != 0;
+	if (fresh && uncl_n < AWFS_MAX_UNCLASSIFIED) {
+		uncl_names = util_xrealloc(uncl_names, (uncl_n + 1) * sizeof(*uncl_names));
+		uncl_names[uncl_n++] = util_xstrdup(name);
+	} else if (fresh) {
+		fresh = false;	/* past the cap: stop logging rather than grow */
+	}
+	pthread_mutex_unlock(&uncl_lock);
+	if (fresh) {
+		log_escape(name, strlen(name), esc, sizeof(esc));
+		log_msg(AWFS_LOG_WARN, "unclassified top-level entry %s/%s: named by no rule, served %s (unclassified = \"%s\"); classify it in %s",
+			cfg->mountpoint, esc,
+			cfg->policy->unclassified == AWFS_UNCLASSIFIED_MASK ? "empty" : "read-only",
+			cfg->policy->unclassified == AWFS_UNCLASSIFIED_MASK ? "mask" : "warn",
+			cfg->policy->file);
+	}
+	return fresh;
+}
+
+uint64_t ops_denials(void)
+{
+	return atomic_load(&denials);
+}
+
+void ops_flush_suppressed(void)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&rl_lock);
+	n = rl.suppressed;
+	rl.suppressed = 0;
+	pthread_mutex_unlock(&rl_lock);
+	if (n)
+		log_msg(AWFS_LOG_WARN, "%llu denial messages suppressed by the rate limit",
+			(unsigned long long)n);
+}
+
+void ops_init(const struct awfs_ops_config *c)
+{
+	size_t len = 0;
+
+	cfg = c;
+	ratelimit_init(&rl, 10.0, 50.0);
+	writable_hint = util_xstrdup("");
+	for (size_t i = 0; i < c->policy->nrules; i++) {
+		const struct awfs_rule *r = &c->policy->rules[i];
+		char esc[3 * PATH_MAX];
+		char *next;
+
+		if (r->cls != AWFS_CLASS_WRITE)
+			continue;
+		log_escape(r->path, strlen(r->path), esc, sizeof(esc));
+		next = util_xasprintf("%s%s%s%s%s", writable_hint, len ? ", " : "", c->mountpoint,
+				      r->ncomps ? "/" : "", r->ncomps ? esc : "");
+		free(writable_hint);
+		writable_hint = next;
+		len++;
+	}
+	if (!len) {
+		free(writable_hint);
+		writable_hint = util_xstrdup("none (the policy has no allow_write rule)");
+	}
+}
+
+/* ------------------------------------------------------------ checks */
+
+/*
+ * May the entry @name in @dir be created, removed or replaced? @other names
+ * the second path of a rename or link, for the message.
+ */
+static int check_entry2(fuse_req_t req, const char *op, struct awfs_inode *dir, const char *name,
+			const struct awfs_state **child, const struct other_end *other)
+{
+	const struct awfs_state *st;
+
+	if (classify_class(dir->state) != AWFS_CLASS_WRITE)
+		return deny(req, op, dir, name, other, BLOCK_PARENT, dir, NULL, dir->state);
+	st = classify_child(cfg->classifier, dir->state, name);
+	if (child)
+		*child = st;
+	if (classify_class(st) != AWFS_CLASS_WRITE)
+		return deny(req, op, dir, name, other, BLOCK_ENTRY, dir, name, st);
+	return 0;
+}
+
+static int check_entry(fuse_req_t req, const char *op, struct awfs_inode *dir, const char *name,
+		       const struct awfs_state **child)
+{
+	return check_entry2(req, op, dir, name, child, NULL);
+}
+
+/* May the object @in itself be changed? */
+static int check_node2(fuse_req_t req, const char *op, struct awfs_inode *in,
+		       const struct other_end *other)
+{
+	if (classify_class(in->state) != AWFS_CLASS_WRITE)
+		return deny(req, op, in, NULL, other, BLOCK_SELF, in, NULL, in->state);
+	return 0;
+}
+
+static int check_node(fuse_req_t req, const char *op, struct awfs_inode *in)
+{
+	return check_node2(req, op, in, NULL);
+}
+
+/* ------------------------------------------------------------ attributes */
+
+static void synth_attr(const struct awfs_inode *in, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = in->synth_ino;
+	st->st_mode = in->type == S_IFDIR ? AWFS_MASK_DIR_MODE : AWFS_MASK_FILE_MODE;
+	st->st_nlink = in->type == S_IFDIR ? 2 : 1;
+	st->st_blksize = 4096;
+	/* uid, gid, size, blocks and all times stay 0: fixed, and not the host's */
+}
+
+static int node_attr(const struct awfs_inode *in, struct stat *st)
+{
+	if (in->fd < 0) {
+		synth_attr(in, st);
+		return 0;
+	}
+	return host_stat(in->fd, st);
+}
+
+static void fill_entry(struct fuse_entry_param *e, struct awfs_inode *in, const struct stat *st)
+{
+	memset(e, 0, sizeof(*e));
+	e->ino = inode_nodeid(in);
+	e->attr = *st;
+	e->attr_timeout = cfg->attr_timeout;
+	e->entry_timeout = cfg->entry_timeout;
+}
+
+/*
+ * Look up @name in @dir and take a reference on the result. Fills @e;
+ * ENOENT is returned as such (the caller decides about negative entries).
+ */
+static int do_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry_param *e)
+{
+	const struct awfs_state *st;
+	struct awfs_inode *in;
+	struct stat sb;
+	int fd, err;
+
+	if (is_masked(dir) || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return ENOENT;
+	st = classify_child(cfg->classifier, dir->state, name);
+	if (dir == inode_root() && classify_origin(st) == AWFS_ORIGIN_UNCLASSIFIED)
+		ops_note_unclassified(name);
+	if (classify_class(st) == AWFS_CLASS_MASK) {
+		mode_t type = S_IFDIR;
+		bool listed = false;
+		const char *const *fixed;
+		size_t nfixed = classify_fixed_masks(dir->state, &fixed);
+
+		/* a file stays a file; a directory, or nothing, is an empty directory */
+		err = host_stat_at(dir->fd, name, &sb);
+		if (err == 0 && !S_ISDIR(sb.st_mode))
+			type = S_IFREG;
+		for (size_t i = 0; i < nfixed && !listed; i++)
+			listed = strcmp(fixed[i], name) == 0;
+		if (err && !listed)
+			return err;	/* a glob mask shows only what exists */
+		in = inode_take_synth(dir, name, type, st);
+		synth_attr(in, &sb);
+		fill_entry(e, in, &sb);
+		return 0;
+	}
+	err = host_lookup(dir->fd, name, &fd, &sb);
+	if (err)
+		return err;
+	in = inode_take_host(fd, &sb, st);
+	fill_entry(e, in, &sb);
+	return 0;
+}
+
+static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fuse_entry_param e;
+	int err = do_lookup(inode_get(parent), name, &e);
+
+	if (err == ENOENT && cfg->negative_timeout > 0) {
+		memset(&e, 0, sizeof(e));
+		e.entry_timeout = cfg->negative_timeout;
+		fuse_reply_entry(req, &e);
+	} else if (err) {
+		fuse_reply_err(req, err);
+	} else {
+		fuse_reply_entry(req, &e);
+	}
+}
+
+static void ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	inode_put(inode_get(ino), nlookup);
+	fuse_reply_none(req);
+}
+
+static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	for (size_t i = 0; i < count; i++)
+		inode_put(inode_get(forgets[i].ino), forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct stat st;
+	int err = node_attr(inode_get(ino), &st);
+
+	(void)fi;
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_attr(req, &st, cfg->attr_timeout);
+}
+
+static const char *setattr_op(int to_set)
+{
+	if (to_set & FUSE_SET_ATTR_SIZE)
+		return "truncate";
+	if (to_set & FUSE_SET_ATTR_MODE)
+		return "chmod";
+	if (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
+		return "chown";
+	return "utimens";
+}
+
+static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		       struct fuse_file_info *fi)
+{
+	struct awfs_inode *in = inode_get(ino);
+	int fh = fi ? (int)fi->fh : -1;
+	struct stat st;
+	int err;
+
+	err = check_node(req, setattr_op(to_set), in);
+	if (err)
+		goto out;
+	if (to_set & FUSE_SET_ATTR_MODE) {
+		err = in->type == S_IFLNK ? EOPNOTSUPP : host_chmod(in->fd, attr->st_mode);
+		if (err)
+			goto out;
+	}
+	if (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+		uid_t uid = (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
+		gid_t gid = (to_set & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
+
+		err = host_chown(in->fd, uid, gid);
+		if (err)
+			goto out;
+	}
+	if (to_set & FUSE_SET_ATTR_SIZE) {
+		err = host_truncate(in->fd, fh, attr->st_size);
+		if (err)
+			goto out;
+	}
+	if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) {
+		struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_OMIT } };
+
+		if (to_set & FUSE_SET_ATTR_ATIME_NOW)
+			ts[0].tv_nsec = UTIME_NOW;
+		else if (to_set & FUSE_SET_ATTR_ATIME)
+			ts[0] = attr->st_atim;
+		if (to_set & FUSE_SET_ATTR_MTIME_NOW)
+			ts[1].tv_nsec = UTIME_NOW;
+		else if (to_set & FUSE_SET_ATTR_MTIME)
+			ts[1] = attr->st_mtim;
+		err = host_utimens(in->fd, fh, ts, in->type == S_IFLNK);
+		if (err)
+			goto out;
+	}
+	err = host_stat(in->fd, &st);
+out:
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_attr(req, &st, cfg->attr_timeout);
+}
+
+static void ll_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct awfs_inode *in = inode_get(ino);
+	char buf[PATH_MAX + 1];
+	size_t len;
+	int err;
+
+	if (in->fd < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	err = host_readlink(in->fd, buf, sizeof(buf), &len);
+	if (!err && len >= sizeof(buf))
+		err = ENAMETOOLONG;
+	if (err) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	buf[len] = '\0';
+	fuse_reply_readlink(req, buf);
+}
+
+/* ------------------------------------------------------------ namespace */
+
+/* After a successful create-like call: look the new entry up and reply. */
+static void reply_new_entry(fuse_req_t req, struct awfs_inode *dir, const char *name)
+{
+	struct fuse_entry_param e;
+	int err = do_lookup(dir, name, &e);
+
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_entry(req, &e);
+}
+
+static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      dev_t rdev, const char *link, const char *op)
+{
+	struct awfs_inode *dir = inode_get(parent);
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	int err = check_entry(req, op, dir, name, NULL);
+
+	if (err) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	host_as_caller(ctx->uid, ctx->gid);
+	if (link)
+		err = host_symlink(link, dir->fd, name);
+	else if (S_ISDIR(mode))
+		err = host_mkdir(dir->fd, name, mode & 07777);
+	else
+		err = host_mknod(dir->fd, name, mode, rdev);
+	host_as_daemon();
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		reply_new_entry(req, dir, name);
+}
+
+static void ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+	make_node(req, parent, name, mode, rdev, NULL, "mknod");
+}
+
+static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	make_node(req, parent, name, S_IFDIR | mode, 0, NULL, "mkdir");
+}
+
+static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	make_node(req, parent, name, S_IFLNK, 0, link, "symlink");
+}
+
+static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const char *name)
+{
+	struct awfs_inode *in = inode_get(ino), *dir = inode_get(parent);
+	struct other_end to = { "to", dir, name }, from = { "from", in, NULL };
+	int err = check_node2(req, "link", in, &to);
+
+	if (!err)
+		err = check_entry2(req, "link", dir, name, NULL, &from);
+	if (!err)
+		err = host_link(in->fd, dir->fd, name);
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		reply_new_entry(req, dir, name);
+}
+
+static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct awfs_inode *dir = inode_get(parent);
+	int err = check_entry(req, "unlink", dir, name, NULL);
+
+	if (!err)
+		err = host_unlink(dir->fd, name);
+	fuse_reply_err(req, err);
+}
+
+static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct awfs_inode *dir = inode_get(parent);
+	int err = check_entry(req, "rmdir", dir, name, NULL);
+
+	if (!err)
+		err = host_rmdir(dir->fd, name);
+	fuse_reply_err(req, err);
+}
+
+/*
+ * A directory whose state still has a read-only or masked rule alive below
+ * it must not move: the rule is anchored to its path.
+ */
+static int check_move(fuse_req_t req, const char *op, struct awfs_inode *from, const char *name,
+		      struct awfs_inode *dir, const char *dname, const struct awfs_state *st)
+{
+	struct stat sb;
+	int err;
+
+	if (!classify_guard_below(st))
+		return 0;
+	err = host_stat_at(dir->fd, dname, &sb);
+	if (err == ENOENT)
+		return 0;
+	if (err == 0 && !S_ISDIR(sb.st_mode))
+		return 0;
+	return deny(req, op, from, name, NULL, BLOCK_SUBTREE, dir, dname, st);
+}
+
+static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		      const char *newname, unsigned int flags)
+{
+	struct awfs_inode *dir = inode_get(parent), *ndir = inode_get(newparent);
+	const struct awfs_state *sst = NULL, *dst = NULL;
+	const char *op = (flags & RENAME_EXCHANGE) ? "rename(exchange)" : "rename";
+	struct other_end to = { "to", ndir, newname }, from = { "from", dir, name };
+	int err;
+
+	err = check_entry2(req, op, dir, name, &sst, &to);
+	if (!err)
+		err = check_entry2(req, op, ndir, newname, &dst, &from);
+	if (!err)
+		err = check_move(req, op, dir, name, dir, name, sst);
+	if (!err && (flags & RENAME_EXCHANGE))
+		err = check_move(req, op, dir, name, ndir, newname, dst);
+	if (!err)
+		err = host_rename(dir->fd, name, ndir->fd, newname, flags);
+	fuse_reply_err(req, err);
+}
+
+/* ------------------------------------------------------------ files */
+
+static bool opens_for_write(int flags)
+{
+	return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
+}
+
+static const char *open_op(int flags)
+{
+	if ((flags & O_TRUNC) && (flags & O_ACCMODE) == O_RDONLY)
+		return "open(O_RDONLY|O_TRUNC)";
+	if (flags & O_TRUNC)
+		return (flags & O_ACCMODE) == O_RDWR ? "open(O_RDWR|O_TRUNC)" : "open(O_WRONLY|O_TRUNC)";
+	return (flags & O_ACCMODE) == O_RDWR ? "open(O_RDWR)" : "open(O_WRONLY)";
+}
+
+static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct awfs_inode *in = inode_get(ino);
+	int err = 0, fh = -1;
+
+	if (opens_for_write(fi->flags))
+		err = check_node(req, open_op(fi->flags), in);
+	if (!err && in->fd >= 0)
+		err = host_reopen(in->fd, fi->flags & ~O_NOFOLLOW, &fh);
+	if (err) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	fi->fh = (uint64_t)(int64_t)fh;
+	fi->keep_cache = cfg->keep_cache;
+	if (fuse_reply_open(req, fi) == -ENOENT && fh >= 0)
+		close(fh);	/* the caller was interrupted */
+}
+
+static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      struct fuse_file_info *fi)
+{
+	struct awfs_inode *dir = inode_get(parent), *in;
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	const struct awfs_state *st;
+	struct fuse_entry_param e;
+	struct stat sb;
+	int err, fh, pfd;
+
+	err = check_entry(req, "create", dir, name, &st);
+	if (err) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	host_as_caller(ctx->uid, ctx->gid);
+	err = host_create(dir->fd, name, fi->flags & ~O_NOFOLLOW, mode & 07777, &fh);
+	host_as_daemon();
+	if (err) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	/* pin the very object we created, not whatever the name holds now */
+	err = host_reopen(fh, O_PATH, &pfd);
+	if (!err) {
+		err = host_stat(pfd, &sb);
+		if (err)
+			close(pfd);
+	}
+	if (err) {
+		close(fh);
+		fuse_reply_err(req, err);
+		return;
+	}
+	in = inode_take_host(pfd, &sb, st);
+	fill_entry(&e, in, &sb);
+	fi->fh = (uint64_t)fh;
+	fi->keep_cache = cfg->keep_cache;
+	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+		close(fh);
+		inode_put(in, 1);
+	}
+}
+
+static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
+
+	(void)ino;
+	if ((int64_t)fi->fh < 0) {
+		fuse_reply_buf(req, NULL, 0);	/* a masked file is empty */
+		return;
+	}
+	buf.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	buf.buf[0].fd = (int)fi->fh;
+	buf.buf[0].pos = off;
+	fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
+}
+
+static void ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t off,
+			 struct fuse_file_info *fi)
+{
+	struct awfs_inode *in = inode_get(ino);
+	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in_buf));
+	ssize_t n;
+	int err = check_node(req, "write", in);
+
+	if (!err && (int64_t)fi->fh < 0)
+		err = EBADF;
+	if (err) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	out.buf[0].fd = (int)fi->fh;
+	out.buf[0].pos = off;
+	n = fuse_buf_copy(&out, in_buf, 0);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_write(req, (size_t)n);
+}
+
+static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	fuse_reply_err(req, (int64_t)fi->fh < 0 ? 0 : host_flush((int)fi->fh));
+}
+
+static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	if ((int64_t)fi->fh >= 0)
+		close((int)fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+static void ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	(void)ino;
+	fuse_reply_err(req, (int64_t)fi->fh < 0 ? 0 : host_fsync((int)fi->fh, datasync));
+}
+
+static void ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
+			 struct fuse_file_info *fi)
+{
+	int err = check_node(req, "fallocate", inode_get(ino));
+
+	if (!err)
+		err = (int64_t)fi->fh < 0 ? EBADF : host_fallocate((int)fi->fh, mode, offset, length);
+	fuse_reply_err(req, err);
+}
+
+static void ll_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+			       struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
+			       struct fuse_file_info *fi_out, size_t len, int flags)
+{
+	size_t copied = 0;
+	int err = check_node(req, "copy_file_range", inode_get(ino_out));
+
+	(void)ino_in;
+	if (!err && (int64_t)fi_out->fh < 0)
+		err = EBADF;
+	if (!err && (int64_t)fi_in->fh >= 0)
+		err = host_copy_file_range((int)fi_in->fh, off_in, (int)fi_out->fh, off_out, len,
+					   (unsigned)flags, &copied);
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_write(req, copied);	/* a masked source is empty: 0 bytes */
+}
+
+static void ll_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		     struct fuse_file_info *fi)
+{
+	off_t res;
+	int err;
+
+	(void)ino;
+	if ((int64_t)fi->fh < 0) {
+		/* an empty file: no data anywhere, a hole at 0 */
+		if (off > 0 || whence == SEEK_DATA)
+			fuse_reply_err(req, ENXIO);
+		else
+			fuse_reply_lseek(req, 0);
+		return;
+	}
+	err = host_lseek((int)fi->fh, off, whence, &res);
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_lseek(req, res);
+}
+
+/* ------------------------------------------------------------ directories */
+
+static void dir_free(struct dir_handle *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		free(d->e[i].name);
+	free(d->e);
+	d->e = NULL;
+	d->n = 0;
+}
+
+static void dir_add(struct dir_handle *d, size_t *cap, const char *name, ino_t ino,
+		    unsigned char type)
+{
+	if (d->n == *cap) {
+		*cap = *cap ? *cap * 2 : 32;
+		d->e = util_xrealloc(d->e, *cap * sizeof(*d->e));
+	}
+	d->e[d->n].name = util_xstrdup(name);
+	d->e[d->n].ino = ino;
+	d->e[d->n].type = type;
+	d->n++;
+}
+
+/* Take the snapshot: host entries with masks made synthetic, then fixed masks. */
+static int dir_load(struct awfs_inode *dir, struct dir_handle *d)
+{
+	const char *const *fixed;
+	size_t nfixed, cap = 0;
+	struct dirent *de;
+	DIR *dp;
+	int err;
+
+	dir_free(d);
+	if (is_masked(dir)) {
+		const struct awfs_inode *p = dir->parent;
+
+		dir_add(d, &cap, ".", dir->synth_ino, DT_DIR);
+		dir_add(d, &cap, "..", p->fd < 0 ? p->synth_ino : p->ino, DT_DIR);
+		return 0;
+	}
+	err = host_opendir(dir->fd, &dp);
+	if (err)
+		return err;
+	nfixed = classify_fixed_masks(dir->state, &fixed);
+	bool *seen = util_xcalloc(nfixed ? nfixed : 1, sizeof(*seen));
+
+	errno = 0;
+	while ((de = readdir(dp)) != NULL) {
+		const struct awfs_state *st;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) {
+			dir_add(d, &cap, de->d_name, de->d_ino, DT_DIR);
+			continue;
+		}
+		st = classify_child(cfg->classifier, dir->state, de->d_name);
+		if (dir == inode_root() && classify_origin(st) == AWFS_ORIGIN_UNCLASSIFIED)
+			ops_note_unclassified(de->d_name);
+		if (classify_class(st) == AWFS_CLASS_MASK) {
+			unsigned char t = de->d_type;
+			struct stat sb;
+
+			if (t == DT_UNKNOWN)
+				t = host_stat_at(dir->fd, de->d_name, &sb) == 0 && !S_ISDIR(sb.st_mode) ?
+					    DT_REG : DT_DIR;
+			for (size_t i = 0; i < nfixed; i++)
+				if (strcmp(fixed[i], de->d_name) == 0)
+					seen[i] = true;
+			dir_add(d, &cap, de->d_name, inode_synth_ino(dir, de->d_name),
+				t == DT_DIR ? DT_DIR : DT_REG);
+		} else {
+			dir_add(d, &cap, de->d_name, de->d_ino, de->d_type);
+		}
+	}
+	err = errno;
+	closedir(dp);
+	for (size_t i = 0; i < nfixed; i++)
+		if (!seen[i])
+			dir_add(d, &cap, fixed[i], inode_synth_ino(dir, fixed[i]), DT_DIR);
+	free(seen);
+	return err;
+}
+
+static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct dir_handle *d = util_xcalloc(1, sizeof(*d));
+	int err = dir_load(inode_get(ino), d);
+
+	if (err) {
+		dir_free(d);
+		free(d);
+		fuse_reply_err(req, err);
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)d;
+	fi->cache_readdir = 0;
+	if (fuse_reply_open(req, fi) == -ENOENT) {
+		dir_free(d);
+		free(d);
+	}
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi, bool plus)
+{
+	struct dir_handle *d = (struct dir_handle *)(uintptr_t)fi->fh;
+	struct awfs_inode *dir = inode_get(ino);
+	char *buf = util_xmalloc(size);
+	size_t used = 0;
+	int err = 0;
+
+	if (off == 0 && d->served)
+		err = dir_load(dir, d);
+	d->served = true;
+	for (size_t i = (size_t)off; !err && i < d->n; i++) {
+		struct dir_entry *de = &d->e[i];
+		size_t need;
+
+		if (plus) {
+			struct fuse_entry_param e;
+
+			if (strcmp(de->name, ".") == 0 || strcmp(de->name, "..") == 0) {
+				memset(&e, 0, sizeof(e));
+				e.attr.st_ino = de->ino;
+				e.attr.st_mode = (mode_t)DTTOIF(de->type);
+			} else if (do_lookup(dir, de->name, &e) != 0) {
+				continue;	/* gone since the snapshot */
+			}
+			need = fuse_add_direntry_plus(req, buf + used, size - used, de->name, &e,
+						      (off_t)(i + 1));
+			if (need > size - used) {
+				if (e.ino)
+					inode_put(inode_get(e.ino), 1);
+				break;
+			}
+		} else {
+			struct stat st = { .st_ino = de->ino, .st_mode = (mode_t)DTTOIF(de->type) };
+
+			need = fuse_add_direntry(req, buf + used, size - used, de->name, &st,
+						 (off_t)(i + 1));
+			if (need > size - used)
+				break;
+		}
+		used += need;
+	}
+	if (err && used == 0)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_buf(req, buf, used);
+	free(buf);
+}
+
+static void ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, fi, false);
+}
+
+static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			   struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, fi, true);
+}
+
+static void ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct dir_handle *d = (struct dir_handle *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	dir_free(d);
+	free(d);
+	fuse_reply_err(req, 0);
+}
+
+static void ll_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	struct awfs_inode *in = inode_get(ino);
+	int fd, err = 0;
+
+	(void)fi;
+	if (in->fd >= 0) {
+		err = host_reopen(in->fd, O_RDONLY | O_DIRECTORY, &fd);
+		if (!err) {
+			err = host_fsync(fd, datasync);
+			close(fd);
+		}
+	}
+	fuse_reply_err(req, err);
+}
+
+static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct awfs_inode *in = inode_get(ino);
+	struct statvfs sv;
+	int err = host_statfs(in->fd >= 0 ? in->fd : inode_root()->fd, &sv);
+
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_statfs(req, &sv);
+}
+
+/* ------------------------------------------------------------ xattrs */
+
+static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	struct awfs_inode *in = inode_get(ino);
+	char *buf = size ? util_xmalloc(size) : NULL;
+	size_t len = 0;
+	int err;
+
+	if (!cfg->xattr)
+		err = EOPNOTSUPP;
+	else if (in->fd < 0)
+		err = ENODATA;	/* a mask has no xattrs */
+	else
+		err = host_getxattr(in->fd, in->type == S_IFLNK, name, buf, size, &len);
+	if (err)
+		fuse_reply_err(req, err);
+	else if (size)
+		fuse_reply_buf(req, buf, len);
+	else
+		fuse_reply_xattr(req, len);
+	free(buf);
+}
+
+static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct awfs_inode *in = inode_get(ino);
+	char *buf = size ? util_xmalloc(size) : NULL;
+	size_t len = 0;
+	int err = 0;
+
+	if (!cfg->xattr)
+		err = EOPNOTSUPP;
+	else if (in->fd >= 0)
+		err = host_listxattr(in->fd, in->type == S_IFLNK, buf, size, &len);
+	if (err)
+		fuse_reply_err(req, err);
+	else if (size)
+		fuse_reply_buf(req, buf, len);
+	else
+		fuse_reply_xattr(req, len);
+	free(buf);
+}
+
+static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+			size_t size, int flags)
+{
+	struct awfs_inode *in = inode_get(ino);
+	int err = cfg->xattr ? check_node(req, "setxattr", in) : EOPNOTSUPP;
+
+	if (!err)
+		err = host_setxattr(in->fd, in->type == S_IFLNK, name, value, size, flags);
+	fuse_reply_err(req, err);
+}
+
+static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	struct awfs_inode *in = inode_get(ino);
+	int err = cfg->xattr ? check_node(req, "removexattr", in) : EOPNOTSUPP;
+
+	if (!err)
+		err = host_removexattr(in->fd, in->type == S_IFLNK, name);
+	fuse_reply_err(req, err);
+}
+
+/* ------------------------------------------------------------ session */
+
+static void ll_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	/* O_TRUNC arrives with the open, so the check sees it in one place */
+	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
+		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+	/*
+	 * No writeback cache: with it the kernel would accept a write and
+	 * report our EROFS only later, or never. A denied write must fail at
+	 * write() time.
+	 */
+	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
+		conn->want |= FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE;
+	if (conn->capable & FUSE_CAP_SPLICE_READ)
+		conn->want |= FUSE_CAP_SPLICE_READ;
+}
+
+const struct fuse_lowlevel_ops ops_lowlevel = {
+	.init = ll_init,
+	.lookup = ll_lookup,
+	.forget = ll_forget,
+	.forget_multi = ll_forget_multi,
+	.getattr = ll_getattr,
+	.setattr = ll_setattr,
+	.readlink = ll_readlink,
+	.mknod = ll_mknod,
+	.mkdir = ll_mkdir,
+	.symlink = ll_symlink,
+	.link = ll_link,
+	.unlink = ll_unlink,
+	.rmdir = ll_rmdir,
+	.rename = ll_rename,
+	.open = ll_open,
+	.create = ll_create,
+	.read = ll_read,
+	.write_buf = ll_write_buf,
+	.flush = ll_flush,
+	.release = ll_release,
+	.fsync = ll_fsync,
+	.opendir = ll_opendir,
+	.readdir = ll_readdir,
+	.readdirplus = ll_readdirplus,
+	.releasedir = ll_releasedir,
+	.fsyncdir = ll_fsyncdir,
+	.statfs = ll_statfs,
+	.getxattr = ll_getxattr,
+	.listxattr = ll_listxattr,
+	.setxattr = ll_setxattr,
+	.removexattr = ll_removexattr,
+	.fallocate = ll_fallocate,
+	.copy_file_range = ll_copy_file_range,
+	.lseek = ll_lseek,
+};

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ops.h - the FUSE low-level handlers: the policy applied to every request.
+ */
+#ifndef AWFS_OPS_H
+#define AWFS_OPS_H
+
+#define FUSE_USE_VERSION 314
+#include <fuse_lowlevel.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "classify.h"
+#include "policy.h"
+
+struct awfs_ops_config {
+	const struct awfs_policy *policy;
+	struct awfs_classifier *classifier;
+	const char *mountpoint;		/* where the agent sees the tree */
+	const char *source;		/* the host directory served (for messages) */
+	double entry_timeout;
+	double attr_timeout;
+	double negative_timeout;
+	bool keep_cache;
+	bool xattr;
+};
+
+/* The handler table. */
+extern const struct fuse_lowlevel_ops ops_lowlevel;
+
+/* Configure the handlers; call before the session starts. @cfg must outlive it. */
+void ops_init(const struct awfs_ops_config *cfg);
+/*
+ * Note a top-level entry no rule names; logged once per name, whether it was
+ * found at mount or appeared later. Returns true the first time.
+ */
+bool ops_note_unclassified(const char *name);
+/* Denials so far. */
+uint64_t ops_denials(void);
+/* Log what the rate limit suppressed and not yet reported. */
+void ops_flush_suppressed(void);
+
+#endif

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * policy.h - the awfs policy: loading a libconfig file into an immutable,
+ * validated rule set.
+ *
+ * Invariants:
+ *  - a policy is either loaded whole and valid, or not at all: policy_load()
+ *    returns NULL and every problem found is in the message list;
+ *  - after load nothing in a struct awfs_policy changes (classification state
+ *    built from it lives in classify.c and is interned, not stored here);
+ *  - every rule path is relative to the mount root, split into components
+ *    with no "", "." or ".." component; the root itself is the rule ".".
+ */
+#ifndef AWFS_POLICY_H
+#define AWFS_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util.h"
+
+/* Ordered from least to most restrictive: used to break ties. */
+enum awfs_class {
+	AWFS_CLASS_WRITE = 0,
+	AWFS_CLASS_RO = 1,
+	AWFS_CLASS_MASK = 2,
+};
+
+enum awfs_unclassified {
+	AWFS_UNCLASSIFIED_WARN = 0,	/* serve read-only, log once */
+	AWFS_UNCLASSIFIED_MASK = 1,	/* serve empty, log once */
+};
+
+struct awfs_rule {
+	enum awfs_class cls;
+	char *path;		/* normalised, relative; "." for the root */
+	char **comps;		/* path split at '/' */
+	bool *literal;		/* per component: true when it has no glob */
+	size_t ncomps;		/* 0 for "." */
+	char *reason;
+	bool create;		/* allow_write only: mkdir -p at mount */
+	char **runtimes;	/* NULL-terminated; NULL when it applies everywhere */
+	int line;
+};
+
+struct awfs_policy {
+	char *file;		/* as given, for messages */
+	int version;
+	enum awfs_unclassified unclassified;
+	char *root;		/* optional absolute root, or NULL */
+	char *runtime;		/* selected runtime, or NULL */
+	struct awfs_rule *rules;	/* every rule that applies to runtime */
+	size_t nrules;
+	size_t nskipped;	/* rules left out because of runtimes */
+};
+
+/* Names accepted in runtimes = [...] and by --runtime, NULL-terminated. */
+extern const char *const policy_runtime_names[];
+
+/* The policy-file name of a class: "mask", "allow_write", "read_only". */
+const char *policy_class_key(enum awfs_class cls);
+/* A short human word for a class: "masked", "writable", "read-only". */
+const char *policy_class_word(enum awfs_class cls);
+
+/* Whether @name is a known runtime name. */
+bool policy_runtime_known(const char *name);
+
+/*
+ * Load and validate the policy at @file for @runtime (NULL: rules with a
+ * runtimes list are left out). Checks the file's owner and mode first.
+ * Returns NULL with every problem appended to @errs.
+ */
+struct awfs_policy *policy_load(const char *file, const char *runtime, struct awfs_msgs *errs);
+
+/* Parse policy text already in memory; @name is used in messages. */
+struct awfs_policy *policy_parse(const char *text, const char *name, const char *runtime,
+				 struct awfs_msgs *errs);
+
+/* Free a policy returned by policy_load() or policy_parse(). */
+void policy_free(struct awfs_policy *p);
+
+/* Whether @pat contains a glob character (*, ? or [). */
+bool policy_is_glob(const char *pat);
+
+#endif

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * util.c - checked allocation, message lists and errno names.
+ */
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void oom(void)
+{
+	/* Aborting is the fail-closed outcome: the mount stays and is dead. */
+	fputs("awfs: out of memory\n", stderr);
+	abort();
+}
+
+void *util_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		oom();
+	return p;
+}
+
+void *util_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		oom();
+	return p;
+}
+
+void *util_xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+char *util_xstrdup(const char *s)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	d = strdup(s);
+	if (!d)
+		oom();
+	return d;
+}
+
+static char *xvasprintf(const char *fmt, va_list ap)
+{
+	char *s;
+
+	if (vasprintf(&s, fmt, ap) < 0)
+		oom();
+	return s;
+}
+
+char *util_xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	s = xvasprintf(fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+void msgs_add(struct awfs_msgs *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	m->v = util_xrealloc(m->v, (m->n + 1) * sizeof(*m->v));
+	va_start(ap, fmt);
+	m->v[m->n++] = xvasprintf(fmt, ap);
+	va_end(ap);
+}
+
+void msgs_clear(struct awfs_msgs *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->v[i]);
+	free(m->v);
+	m->v = NULL;
+	m->n = 0;
+}
+
+const char *util_errno_name(int err)
+{
+	static __thread char buf[16];
+
+	switch (err) {
+	case 0: return "OK";
+	case EPERM: return "EPERM";
+	case ENOENT: return "ENOENT";
+	case EIO: return "EIO";
+	case EBADF: return "EBADF";
+	case EAGAIN: return "EAGAIN";
+	case ENOMEM: return "ENOMEM";
+	case EACCES: return "EACCES";
+	case EBUSY: return "EBUSY";
+	case EEXIST: return "EEXIST";
+	case EXDEV: return "EXDEV";
+	case ENODEV: return "ENODEV";
+	case ENOTDIR: return "ENOTDIR";
+	case EISDIR: return "EISDIR";
+	case EINVAL: return "EINVAL";
+	case EMFILE: return "EMFILE";
+	case ENFILE: return "ENFILE";
+	case ETXTBSY: return "ETXTBSY";
+	case EFBIG: return "EFBIG";
+	case ENOSPC: return "ENOSPC";
+	case ESPIPE: return "ESPIPE";
+	case EROFS: return "EROFS";
+	case EMLINK: return "EMLINK";
+	case ERANGE: return "ERANGE";
+	case ENAMETOOLONG: return "ENAMETOOLONG";
+	case ENOSYS: return "ENOSYS";
+	case ENOTEMPTY: return "ENOTEMPTY";
+	case ELOOP: return "ELOOP";
+	case ENODATA: return "ENODATA";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case ENOTCONN: return "ENOTCONN";
+	case EOVERFLOW: return "EOVERFLOW";
+	case EDQUOT: return "EDQUOT";
+	case ENXIO: return "ENXIO";
+	case E2BIG: return "E2BIG";
+	case ESTALE: return "ESTALE";
+	default:
+		snprintf(buf, sizeof(buf), "E%d", err);
+		return buf;
+	}
+}

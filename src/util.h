@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * util.h - small helpers shared by every module: checked allocation, a list
+ * of collected messages (policy errors are reported all together), errno
+ * names for diagnostics.
+ *
+ * Allocation failures abort: awfs has no useful way to continue without
+ * memory, and an abort fails closed (the mount stays, every access ENOTCONN).
+ */
+#ifndef AWFS_UTIL_H
+#define AWFS_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#define AWFS_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A growable list of formatted messages. */
+struct awfs_msgs {
+	char **v;
+	size_t n;
+};
+
+/* Allocate or abort. */
+void *util_xmalloc(size_t n);
+/* Allocate zeroed memory or abort. */
+void *util_xcalloc(size_t n, size_t size);
+/* Resize or abort. */
+void *util_xrealloc(void *p, size_t n);
+/* Duplicate a string or abort; NULL stays NULL. */
+char *util_xstrdup(const char *s);
+/* Format into a new string or abort. */
+char *util_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Append a formatted message to @m. */
+void msgs_add(struct awfs_msgs *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Free every message and reset @m to empty. */
+void msgs_clear(struct awfs_msgs *m);
+
+/* The symbolic name of an errno value ("EROFS"), or "E<number>". */
+const char *util_errno_name(int err);
+
+#endif

@@ -1,0 +1,183 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# lib.sh - shared set-up for the integration tests: a real awfs mount over a
+# temporary source tree, probed by an unprivileged uid.
+#
+# A test sources this file, calls setup_tree / write_policy / mount_awfs, runs
+# checks, then `finish`. The EXIT trap unmounts and removes everything even
+# when a check or the shell itself fails. Exit 77 means "skipped" to automake.
+
+set -u
+
+AWFS=${AWFS:?AWFS must name the awfs binary}
+AWFS_PROBE=${AWFS_PROBE:?AWFS_PROBE must name the probe binary}
+AGENT_UID=${AWFS_TEST_UID:-1000}
+
+PASS=0
+FAIL=0
+T=""
+MNT=""
+AWFS_PID=""
+
+skip() { echo "SKIP: $*"; exit 77; }
+
+require_mount_env() {
+	[ "$(id -u)" = 0 ] || skip "needs root (mounts with allow_other, probes as uid $AGENT_UID)"
+	[ -c /dev/fuse ] || skip "no /dev/fuse"
+	command -v fusermount3 >/dev/null || skip "no fusermount3 (apt-get install fuse3)"
+	command -v setpriv >/dev/null || skip "no setpriv (util-linux)"
+	# a FUSE mount must be possible here (containers may forbid it)
+	[ -r /proc/self/mountinfo ] || skip "no /proc/self/mountinfo"
+}
+
+cleanup() {
+	local rc=$?
+	if [ -n "$MNT" ] && is_mounted "$MNT"; then
+		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
+	fi
+	for a in ${ALIASES:-}; do umount -l "$a" 2>/dev/null; done
+	if [ -n "$AWFS_PID" ] && kill -0 "$AWFS_PID" 2>/dev/null; then
+		kill "$AWFS_PID" 2>/dev/null
+		wait "$AWFS_PID" 2>/dev/null
+	fi
+	[ -n "$T" ] && rm -rf "$T"
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# is_mounted PATH: a FUSE mount of type fuse.awfs is at PATH
+is_mounted() {
+	awk -v p="$1" '$5 == p { for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "fuse.awfs") f = 1; break } } END { exit !f }' /proc/self/mountinfo
+}
+
+# make a private temporary directory the agent uid can traverse
+make_tmp() {
+	T=$(mktemp -d /tmp/awfs-test.XXXXXX)
+	chmod 755 "$T"
+	SRC="$T/src"
+	MNT="$SRC"
+	mkdir -p "$SRC"
+	POLICY="$T/policy.conf"
+	LOG="$T/awfs.log"
+}
+
+# write_policy TEXT: the policy file, root-owned and 0644 as awfs requires
+write_policy() {
+	printf '%s\n' "$1" >"$POLICY"
+	chmod 644 "$POLICY"
+}
+
+# mount_awfs [extra awfs args]: start awfs in the foreground, wait for the mount
+mount_awfs() {
+	"$AWFS" "$MNT" --policy "$POLICY" -f --log "$LOG" "$@" 2>>"$T/awfs.stderr" &
+	AWFS_PID=$!
+	for _ in $(seq 1 100); do
+		is_mounted "$MNT" && return 0
+		kill -0 "$AWFS_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "awfs did not mount; stderr:"; cat "$T/awfs.stderr"; cat "$LOG" 2>/dev/null
+	exit 1
+}
+
+# unmount_awfs: SIGTERM, then wait for the daemon; sets AWFS_RC
+unmount_awfs() {
+	kill -TERM "$AWFS_PID"
+	wait "$AWFS_PID"
+	AWFS_RC=$?
+	AWFS_PID=""
+}
+
+as_agent() { setpriv --reuid="$AGENT_UID" --regid="$AGENT_UID" --clear-groups "$@"; }
+probe() { "$AWFS_PROBE" "$@"; }
+aprobe() { as_agent "$AWFS_PROBE" "$@"; }
+
+# check NAME EXPECTED ACTUAL
+check() {
+	if [ "$2" = "$3" ]; then
+		PASS=$((PASS + 1))
+		echo "ok - $1"
+	else
+		FAIL=$((FAIL + 1))
+		echo "not ok - $1"
+		echo "#   expected: $2"
+		echo "#   got:      $3"
+	fi
+}
+
+# check_match NAME ERE ACTUAL
+check_match() {
+	if printf '%s' "$3" | grep -Eq -- "$2"; then
+		PASS=$((PASS + 1))
+		echo "ok - $1"
+	else
+		FAIL=$((FAIL + 1))
+		echo "not ok - $1"
+		echo "#   expected to match: $2"
+		echo "#   got: $3"
+	fi
+}
+
+# expect NAME EXPECTED PROBE-ARGS...: run the probe as the agent uid
+expect() {
+	local name=$1 want=$2
+	shift 2
+	check "$name" "$want" "$(aprobe "$@")"
+}
+
+finish() {
+	echo "# $PASS passed, $FAIL failed"
+	[ "$FAIL" = 0 ]
+	exit $?
+}
+
+# The fixture tree used by most tests. Writable-looking modes everywhere, so
+# that what refuses a write is the policy (EROFS), not the host's modes.
+FIXTURE_POLICY='version = 1;
+mask = (
+  { path = "secret"; reason = "holds tokens"; },
+  { path = "top.key"; reason = "a key file"; },
+  { path = "*.pem"; reason = "certificates"; },
+  { path = "ghost"; reason = "masked even when absent"; },
+  { path = "ro/hidden"; reason = "nested mask"; },
+  { path = "rw/masked"; reason = "mask inside a writable tree"; }
+);
+allow_write = (
+  { path = "rw"; reason = "agent scratch"; },
+  { path = "made"; reason = "created at mount"; create = true; },
+  { path = "mem-*"; reason = "named memories"; }
+);
+read_only = (
+  { path = "rw/.git"; reason = "the host runs git here"; },
+  { path = "rw/proj/hooks"; reason = "hooks the host runs"; },
+  { path = "ro"; reason = "exemption: must stay readable"; }
+);'
+
+setup_fixture() {
+	make_tmp
+	local u=$AGENT_UID
+	mkdir -p "$SRC"/secret/sub "$SRC"/ro/hidden "$SRC"/ro/dir "$SRC"/rw/.git "$SRC"/rw/masked \
+		"$SRC"/rw/proj/hooks "$SRC"/rw/sub "$SRC"/mem-a "$SRC"/restricted
+	echo TOPSECRET >"$SRC"/secret/data
+	echo DEEP >"$SRC"/secret/sub/deep
+	echo KEYDATA >"$SRC"/top.key
+	echo CERT >"$SRC"/server.pem
+	echo RODATA >"$SRC"/ro/file
+	echo HIDDEN >"$SRC"/ro/hidden/x
+	echo RWDATA >"$SRC"/rw/file
+	echo GITCFG >"$SRC"/rw/.git/config
+	echo MASKEDRW >"$SRC"/rw/masked/m
+	echo HOOK >"$SRC"/rw/proj/hooks/pre-commit
+	echo ROOTFILE >"$SRC"/rootfile
+	echo MEM >"$SRC"/mem-a/m
+	echo RESTRICTED >"$SRC"/restricted/r
+	ln -s secret/data "$SRC"/ro/link-to-secret
+	ln -s /etc/hostname "$SRC"/ro/link-out
+	chown -R "$u:$u" "$SRC"
+	chown root:root "$SRC"/restricted "$SRC"/restricted/r
+	chmod 755 "$SRC"/restricted
+	chmod 644 "$SRC"/restricted/r
+	setfattr -n user.tag -v hostvalue "$SRC"/ro/file 2>/dev/null || true
+	setfattr -n user.tag -v secretvalue "$SRC"/secret 2>/dev/null || true
+	write_policy "$FIXTURE_POLICY"
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# lifecycle.sh - clean unmount on SIGTERM, fail closed on SIGKILL, remount,
+# --also-at aliases, the rate limit and log escaping.
+. "$(dirname "$0")/lib.sh"
+require_mount_env
+setup_fixture
+ALIASES="$T/alias"
+mkdir "$T/alias"
+mount_awfs --also-at "$T/alias"
+
+for _ in $(seq 50); do is_mounted "$T/alias" && break; sleep 0.05; done
+check "the alias is an awfs mount" "yes" "$(is_mounted "$T/alias" && echo yes)"
+expect "the mask holds at the alias" "OK" readdir "$T/alias/secret"
+expect "masked content unreachable at the alias" "ENOENT" read "$T/alias/secret/data"
+expect "writes refused at the alias" "EROFS" write "$T/alias/ro/file" x
+expect "writes allowed at the alias" "OK" write "$T/alias/rw/via-alias" a
+
+# a flood of denials is rate-limited, with a count of what was suppressed
+as_agent bash -c 'for i in $(seq 300); do : >"$1/ro/flood$i"; done' _ "$MNT" 2>/dev/null
+expect "allowed work still goes through during a flood" "OK" write "$MNT/rw/after-flood" ok
+# log injection: a name with a newline, an escape and invalid UTF-8
+sleep 6	# let the bucket refill so the next lines are written
+bad=$(printf 'evil\nawfs: fake line \033[31m\xff')
+expect "a hostile name is refused" "EROFS" create "$MNT/ro/$bad"
+
+unmount_awfs
+check "SIGTERM: the daemon exits 0" "0" "$AWFS_RC"
+check "SIGTERM: the mount is gone" "no" "$(is_mounted "$MNT" && echo yes || echo no)"
+check "SIGTERM: the alias is gone" "no" "$(is_mounted "$T/alias" && echo yes || echo no)"
+flood=$(grep -c 'denied create .*/ro/flood' "$LOG")
+check "the flood was cut to the burst" "yes" "$([ "$flood" -ge 40 ] && [ "$flood" -le 80 ] && echo yes)"
+check_match "the suppressed count is reported" "[0-9]+ denial messages suppressed by the rate limit" "$(cat "$LOG")"
+check_match "the hostile name is escaped" 'denied create [^ ]*/ro/evil\\nawfs: fake line \\x1b\[31m\\xff for pid' "$(cat "$LOG")"
+check "no forged line in the log" "0" "$(grep -c '^awfs: fake line' "$LOG")"
+check "the summary counts the denials" "yes" "$(grep -Eq 'unmounting .*: 30[0-9] writes denied' "$LOG" && echo yes)"
+check "the write through the alias reached the host" "a" "$(cat "$SRC/rw/via-alias")"
+
+# SIGKILL: the mount must stay, dead, never showing the raw directory
+mount_awfs
+expect "mounted again at once" "OK" readdir "$MNT/secret"
+kill -KILL "$AWFS_PID"
+wait "$AWFS_PID" 2>/dev/null
+AWFS_PID=""
+check "SIGKILL: the mount stays" "yes" "$(is_mounted "$MNT" && echo yes)"
+expect "SIGKILL: stat fails closed" "ENOTCONN" stat "$MNT/secret/data"
+expect "SIGKILL: listing fails closed" "ENOTCONN" readdir "$MNT"
+expect "SIGKILL: reads fail closed" "ENOTCONN" read "$MNT/ro/file"
+expect "SIGKILL: writes fail closed" "ENOTCONN" write "$MNT/rw/x" x
+fusermount3 -u "$MNT"
+check "fusermount3 -u clears the dead mount" "no" "$(is_mounted "$MNT" && echo yes || echo no)"
+mount_awfs
+expect "a new awfs mounts over it" "ENOENT" read "$MNT/secret/data"
+unmount_awfs
+check "host data intact after the crash" "TOPSECRET RODATA" "$(cat "$SRC/secret/data" "$SRC/ro/file" | tr '\n' ' ' | sed 's/ $//')"
+finish

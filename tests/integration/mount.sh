@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# mount.sh - the command line and the mount sequence: a bad policy never
+# mounts, failures say why in one line, a good mount says what it enforces.
+. "$(dirname "$0")/lib.sh"
+require_mount_env
+setup_fixture
+
+out=$("$AWFS" --help); rc=$?
+check "--help exits 0" "0" "$rc"
+check_match "--help shows the synopsis" "usage: awfs MOUNTPOINT --policy FILE" "$out"
+check_match "--version" "^awfs [0-9]+\.[0-9]+\.[0-9]+ \(libfuse 3\.[0-9]+" "$("$AWFS" --version)"
+
+run() { out=$("$AWFS" "$@" -f 2>&1); rc=$?; }
+run "$MNT"
+check "no policy: exit 2" "2" "$rc"
+check_match "no policy: says so" "awfs: no policy given" "$out"
+run "$MNT" --policy "$POLICY" --runtime podman
+check "unknown runtime: exit 2" "2" "$rc"
+check_match "unknown runtime: lists the known ones" "unknown runtime .podman.: expected one of docker, cloud-hypervisor, nvx, qemu, guest" "$out"
+
+printf 'version = 1;\nmask = ( { path = "../etc"; reason = "x"; } );\nallow_write = ( { path = "rw"; } );\nbogus = 3;\n' >"$T/bad.conf"
+chmod 644 "$T/bad.conf"
+run "$MNT" --policy "$T/bad.conf"
+check "bad policy: exit 2" "2" "$rc"
+check_match "bad policy: the .. path, with file and line" "bad.conf:2: path \"../etc\" contains \"..\"\. Expected" "$out"
+check_match "bad policy: the missing reason" "bad.conf:3: allow_write rule \"rw\" has no reason\. Expected" "$out"
+check_match "bad policy: the unknown setting" "bad.conf:4: unknown setting \"bogus\"\. Expected" "$out"
+check_match "bad policy: every error, then nothing mounted" "awfs: 3 errors in the policy; nothing mounted" "$out"
+check "bad policy: not mounted" "no" "$(is_mounted "$MNT" && echo yes || echo no)"
+
+printf 'version = 1\nmask = (\n' >"$T/syntax.conf"; chmod 644 "$T/syntax.conf"
+run "$MNT" --policy "$T/syntax.conf"
+check "syntax error: exit 2" "2" "$rc"
+check_match "syntax error: file and line" "syntax.conf:[0-9]+: syntax error" "$out"
+
+cp "$POLICY" "$T/gw.conf"; chmod 664 "$T/gw.conf"
+run "$MNT" --policy "$T/gw.conf"
+check "group-writable policy: exit 2" "2" "$rc"
+check_match "group-writable policy: says why and how to fix" "gw.conf: the policy is writable by group or others \(mode 0664\)\. Expected mode 0644 or stricter: chmod go-w" "$out"
+cp "$POLICY" "$T/other.conf"; chown 4242 "$T/other.conf"
+run "$MNT" --policy "$T/other.conf"
+check "policy owned by another user: exit 2" "2" "$rc"
+check_match "policy owned by another user: says so" "owned by uid 4242, neither root nor the user running awfs" "$out"
+
+run "$T/nowhere" --policy "$POLICY"
+check "missing mount point: exit 1" "1" "$rc"
+check_match "missing mount point: one clear line" "^awfs: bad mount point .*nowhere': No such file or directory$" "$out"
+run "$MNT" --policy "$POLICY" --source "$T/nosource"
+check "missing source: exit 1" "1" "$rc"
+check_match "missing source: one clear line" "^awfs: bad source .*nosource': No such file or directory$" "$out"
+
+write_policy 'version = 1;
+allow_write = ( { path = "cache-memory"; reason = "memory"; } );'
+run "$MNT" --policy "$POLICY"
+check "missing allow_write target: exit 1" "1" "$rc"
+check_match "missing allow_write target: names it and the fix" "allow_write path \"cache-memory\" \(.*policy.conf:2\) does not exist in .*: create it before mounting, or set create = true; in the rule" "$out"
+check "missing allow_write target: not mounted" "no" "$(is_mounted "$MNT" && echo yes || echo no)"
+check "missing allow_write target: nothing created" "no" "$([ -e "$SRC/cache-memory" ] && echo yes || echo no)"
+
+write_policy 'version = 1;
+mask = ( { path = "work"; reason = "compose file holds tokens"; runtimes = ["docker"]; } );
+allow_write = ( { path = "deep/a/b"; reason = "created at mount"; create = true; } );'
+mkdir -p "$SRC/work"; echo TOKEN >"$SRC/work/compose.yml"
+mount_awfs --runtime docker
+check_match "mounted with default_permissions and allow_other" "default_permissions.*allow_other|allow_other.*default_permissions" \
+	"$(awk -v p="$MNT" '$5 == p' /proc/self/mountinfo)"
+expect "a docker-only mask applies with --runtime docker" "ENOENT" read "$MNT/work/compose.yml"
+check "create = true made every level" "dir" "$(stat -c %F "$MNT/deep/a/b" | sed 's/directory/dir/')"
+check_match "the mount line summarises the boundary" "mounted $MNT \(source $SRC, runtime docker\): masked: work; writable: deep/a/b; read-only: none \(everything else is read-only\); unclassified: " "$(cat "$LOG")"
+check_match "unclassified entries are listed at mount" "unclassified: .*rootfile" "$(cat "$LOG")"
+unmount_awfs
+check "clean unmount exits 0" "0" "$AWFS_RC"
+: >"$LOG"
+mount_awfs
+expect "without --runtime the docker-only mask does not apply" "OK:TOKEN\x0a" read "$MNT/work/compose.yml"
+check_match "the mount line has no runtime" "mounted $MNT \(source $SRC\): masked: none" "$(cat "$LOG")"
+unmount_awfs
+
+# unclassified = "mask" serves unnamed top-level entries empty
+write_policy 'version = 1;
+unclassified = "mask";
+read_only = ( { path = "ro"; reason = "exemption"; } );'
+: >"$LOG"
+mount_awfs
+expect "unclassified = mask: an unnamed file is empty" "OK" read "$MNT/rootfile"
+expect "unclassified = mask: an unnamed dir is empty" "OK" readdir "$MNT/rw"
+expect "unclassified = mask: a named dir is served" "OK:RODATA\x0a" read "$MNT/ro/file"
+unmount_awfs
+check_match "unclassified = mask: logged once" "unclassified top-level entry $MNT/rootfile: named by no rule, served empty \(unclassified = \"mask\"\)" "$(cat "$LOG")"
+check "the warning is given once per name" "1" "$(grep -c 'unclassified top-level entry .*/rootfile' "$LOG")"
+finish

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# writable.sh - allow_write paths behave like the host directory: every
+# operation passes through, bytes and ownership land on the host.
+. "$(dirname "$0")/lib.sh"
+require_mount_env
+setup_fixture
+# serve SRC at a separate mount point, so the test can look at the host side
+MNT="$T/mnt"
+mkdir "$MNT"
+mount_awfs --source "$SRC"
+W="$MNT/rw"
+H="$SRC/rw"
+u=$AGENT_UID
+
+expect "create and write" "OK" write "$W/new" hello
+check "bytes on the host" "hello" "$(cat "$H/new")"
+check "owned by the caller on the host" "$u:$u" "$(stat -c %u:%g "$H/new")"
+expect "append" "OK" append "$W/new" " world"
+check "appended on the host" "hello world" "$(cat "$H/new")"
+expect "read back" "OK:hello world" read "$W/new"
+expect "O_CREAT|O_EXCL on an existing file" "EEXIST" create "$W/new"
+expect "mkdir" "OK" mkdir "$W/d"
+check "directory owned by the caller" "$u:$u" "$(stat -c %u:%g "$H/d")"
+expect "create in the new dir" "OK" write "$W/d/f" x
+expect "rmdir a non-empty dir" "ENOTEMPTY" rmdir "$W/d"
+expect "unlink" "OK" unlink "$W/d/f"
+expect "rmdir" "OK" rmdir "$W/d"
+check "gone on the host" "no" "$([ -e "$H/d" ] && echo yes || echo no)"
+expect "mkfifo" "OK" mkfifo "$W/fifo"
+check "fifo on the host" "fifo" "$(stat -c %F "$H/fifo")"
+expect "symlink" "OK" symlink some/target "$W/sym"
+expect "readlink" "OK:some/target" readlink "$W/sym"
+check "symlink owned by the caller" "$u:$u" "$(stat -c %u:%g "$H/sym")"
+expect "hard link" "OK" link "$W/new" "$W/hard"
+check_match "link count right after link" "nlink=2 " "$(aprobe stat "$W/new")"
+expect "unlink one name" "OK" unlink "$W/hard"
+check_match "link count right after unlink" "nlink=1 " "$(aprobe stat "$W/new")"
+expect "rename" "OK" rename "$W/new" "$W/renamed"
+check "renamed on the host" "hello world" "$(cat "$H/renamed")"
+expect "rename-noreplace over an existing file" "EEXIST" rename-noreplace "$W/renamed" "$W/file"
+expect "rename-exchange" "OK" rename-exchange "$W/renamed" "$W/file"
+check "exchanged on the host" "RWDATA|hello world" "$(cat "$H/renamed")|$(cat "$H/file")"
+expect "rename over an existing file" "OK" rename "$W/renamed" "$W/file"
+check "replaced on the host" "RWDATA" "$(cat "$H/file")"
+expect "chmod" "OK" chmod "$W/file" 600
+check "mode on the host" "600" "$(stat -c %a "$H/file")"
+expect "truncate" "OK" truncate "$W/file" 3
+check "size on the host" "3" "$(stat -c %s "$H/file")"
+expect "utimens (UTIME_OMIT atime)" "OK" utimens "$W/file" 1000000
+check "mtime on the host" "1000000" "$(stat -c %Y "$H/file")"
+expect "utime-now" "OK" utime-now "$W/file"
+check "mtime now" "recent" "$([ $(( $(date +%s) - $(stat -c %Y "$H/file") )) -lt 60 ] && echo recent)"
+expect "chown to oneself" "OK" chown "$W/file" "$u" "$u"
+expect "chown to another uid: EPERM (ordinary permissions)" "EPERM" chown "$W/file" 0 0
+expect "setxattr" "OK" setxattr "$W/file" user.k v1
+expect "getxattr" "OK:v1" getxattr "$W/file" user.k
+expect "listxattr" "OK:user.k" listxattr "$W/file"
+check "xattr on the host" "v1" "$(getfattr --only-values -n user.k "$H/file" 2>/dev/null)"
+expect "removexattr" "OK" removexattr "$W/file" user.k
+expect "getxattr after removal" "ENODATA" getxattr "$W/file" user.k
+expect "fallocate" "OK" fallocate "$W/file" 8192
+check "allocated on the host" "8192" "$(stat -c %s "$H/file")"
+expect "copy_file_range" "OK:8192" copy "$W/file" "$W/copy"
+check "copied bytes equal" "same" "$(cmp -s "$H/file" "$H/copy" && echo same)"
+expect "fsync" "OK" fsync "$W/file"
+expect "POSIX lock" "OK" lock "$W/file"
+expect "flock" "OK" flock "$W/file"
+truncate -s 1M "$H/sparse"; printf x >>"$H/sparse"
+expect "SEEK_DATA skips the hole" "OK:1048576" seek-data "$W/sparse" 0
+expect "SEEK_HOLE at the start" "OK:0" seek-hole "$W/sparse" 0
+expect "mmap(MAP_SHARED, PROT_WRITE) of a read-only open" "EACCES" mmap-write "$W/file"
+n255=$(printf 'n%.0s' $(seq 255))
+expect "a 255-byte name" "OK" write "$W/$n255" x
+expect "a 256-byte name" "ENAMETOOLONG" write "$W/${n255}n" x
+p="$W"; for _ in $(seq 20); do p="$p/dddddddddddddddddddddddddddddddddddddddddddddddd"; done
+as_agent mkdir -p "$p"
+expect "a deep path (~1000 bytes)" "OK" write "$p/f" x
+check "statfs" "OK" "$(aprobe statfs "$W")"
+expect "glob allow_write (mem-*)" "OK" write "$MNT/mem-a/new" m
+expect "create = true made the directory" "OK" write "$MNT/made/x" m
+check "made is owned like the source root" "$u:$u" "$(stat -c %u:%g "$SRC/made")"
+check "root's files are root's" "0:0" "$(probe write "$W/byroot" r >/dev/null; stat -c %u:%g "$H/byroot")"
+# the writable path itself belongs to its read-only parent
+expect "rmdir the allow_write dir itself" "EROFS" rmdir "$W"
+expect "rename the allow_write dir itself" "EROFS" rename "$W" "$MNT/mem-b"
+echo late >"$H/late"
+for _ in $(seq 40); do [ "$(aprobe read "$W/late")" = "OK:late\x0a" ] && break; sleep 0.1; done
+expect "a file created on the host appears" "OK:late\x0a" read "$W/late"
+echo changed >"$H/late"
+for _ in $(seq 40); do [ "$(aprobe read "$W/late")" = "OK:changed\x0a" ] && break; sleep 0.1; done
+expect "a host-side rewrite is visible" "OK:changed\x0a" read "$W/late"
+rm "$H/late"
+for _ in $(seq 40); do [ "$(aprobe stat "$W/late")" = "ENOENT" ] && break; sleep 0.1; done
+expect "a host-side unlink is visible" "ENOENT" stat "$W/late"
+check "no denial was logged for allowed work" "0" "$(grep -c 'denied .* /.*/rw/\(new\|file\|d\|fifo\|sym\)' "$LOG")"
+finish
