@@ -154,6 +154,20 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 	}
 }
 
+static void options_free(struct options *o)
+{
+	free(o->policy);
+	free(o->source);
+	free(o->runtime);
+	free(o->log);
+	free(o->cache);
+	for (size_t i = 0; i < o->nalso; i++)
+		free(o->also_at[i]);
+	free(o->also_at);
+	for (int i = 0; i < o->npositional; i++)
+		free(o->positional[i]);
+}
+
 /* Walk a literal rule path below the root without following symlinks. */
 static int check_target(int root_fd, const struct awfs_rule *r, struct stat *st)
 {
@@ -470,6 +484,10 @@ out_signals:
 out_session:
 	fuse_session_destroy(se);
 	fuse_opt_free_args(&args);
+	ops_fini();
+	classify_free(classifier);
+	policy_free(policy);
+	options_free(&o);
 	log_close();
 	return ret;
 }

@@ -308,6 +308,17 @@ void ops_init(const struct awfs_ops_config *c)
 	}
 }
 
+void ops_fini(void)
+{
+	free(writable_hint);
+	writable_hint = NULL;
+	for (size_t i = 0; i < uncl_n; i++)
+		free(uncl_names[i]);
+	free(uncl_names);
+	uncl_names = NULL;
+	uncl_n = 0;
+}
+
 /* ------------------------------------------------------------ checks */
 
 /*

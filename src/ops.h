@@ -37,6 +37,8 @@ void ops_init(const struct awfs_ops_config *cfg);
 bool ops_note_unclassified(const char *name);
 /* Denials so far. */
 uint64_t ops_denials(void);
+/* Free what ops_init() and the handlers kept; after the session ended. */
+void ops_fini(void);
 /* Log what the rate limit suppressed and not yet reported. */
 void ops_flush_suppressed(void);
 

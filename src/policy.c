@@ -304,7 +304,7 @@ static int parse_rule(struct loader *ld, const config_setting_t *g, enum awfs_cl
 	}
 	if (parse_path(ld, line, cls, path, root, r) < 0)
 		bad = -1;
-	if (!reason || reason[strspn(reason, " \t")] == '\0') {
+	if (!reason || reason[strspn(reason, " \t\n\r\v\f")] == '\0') {
 		if (reason || !config_setting_get_member(g, "reason"))
 			msgs_add(ld->errs, "%s:%d: %s rule \"%s\" has no reason. Expected reason = \"why this path is %s\". Example: %s",
 				 ld->file, line, key, path, class_words[cls], ex);
@@ -605,7 +605,8 @@ static char *read_checked(const char *file, struct awfs_msgs *errs)
 	size_t len = 0;
 	int fd;
 
-	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO must be refused below, not block the open */
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		msgs_add(errs, "%s: cannot open the policy: %s", file, strerror(errno));
 		return NULL;

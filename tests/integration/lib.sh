@@ -31,6 +31,12 @@ require_mount_env() {
 
 cleanup() {
 	local rc=$?
+	if [ "$rc" != 0 ] && [ "$rc" != 77 ] && [ -n "$T" ]; then
+		# explain a failure: what awfs said
+		for f in "$T/awfs.stderr" "${LOG:-}"; do
+			[ -s "$f" ] && { echo "---- $f (last 30 lines)"; tail -30 "$f"; }
+		done
+	fi
 	if [ -n "$MNT" ] && is_mounted "$MNT"; then
 		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
 	fi

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,13 +170,15 @@ static void test_good_every_runtime(void **state)
 	assert_true(g.gl_pathc >= 8);
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		char *text = slurp(g.gl_pathv[i]);
+		const char *rt;
+		size_t k = 0;
 
-		/* each named runtime, then NULL at the end of the list */
-		for (size_t k = 0, done = 0; !done; k++) {
-			const char *rt = policy_runtime_names[k];
+		do {	/* each named runtime, then the NULL that ends the list */
 			struct awfs_msgs errs = { 0 };
-			struct awfs_policy *p = policy_parse(text, "good.conf", rt, &errs);
+			struct awfs_policy *p;
 
+			rt = policy_runtime_names[k++];
+			p = policy_parse(text, "good.conf", rt, &errs);
 			if (!p)
 				print_msgs(g.gl_pathv[i], &errs);
 			assert_non_null(p);
@@ -186,8 +187,7 @@ static void test_good_every_runtime(void **state)
 				assert_true(p->rules[r].line > 0);
 			}
 			policy_free(p);
-			done = rt == NULL;
-		}
+		} while (rt);
 		free(text);
 	}
 	globfree(&g);
@@ -449,6 +449,19 @@ static void test_load_directory(void **state)
 	free(want);
 }
 
+static void test_load_fifo(void **state)
+{
+	struct load_fixture *f = *state;
+	char *want = util_xasprintf("%s: the policy is not a regular file. Expected a file such as /etc/awfs/policy.conf.",
+				    f->file);
+
+	/* refused at once, not by blocking until a writer shows up */
+	assert_int_equal(unlink(f->file), 0);
+	assert_int_equal(mkfifo(f->file, 0644), 0);
+	assert_refused(f->file, want);
+	free(want);
+}
+
 static void test_load_nul_byte(void **state)
 {
 	struct load_fixture *f = *state;
@@ -504,6 +517,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_load_foreign_owner, load_setup, load_teardown),
 		cmocka_unit_test_setup_teardown(test_load_missing, load_setup, load_teardown),
 		cmocka_unit_test_setup_teardown(test_load_directory, load_setup, load_teardown),
+		cmocka_unit_test_setup_teardown(test_load_fifo, load_setup, load_teardown),
 		cmocka_unit_test_setup_teardown(test_load_nul_byte, load_setup, load_teardown),
 		cmocka_unit_test_setup_teardown(test_load_too_large, load_setup, load_teardown),
 		cmocka_unit_test_setup_teardown(test_load_parse_error, load_setup, load_teardown),
