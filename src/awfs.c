@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,35 +199,42 @@ static bool rule_is_literal(const struct awfs_rule *r)
 	return r->ncomps > 0;
 }
 
-/* Every literal allow_write target must exist (or be created). */
+/*
+ * Every literal allow_write target must exist or carry create. All are
+ * checked before any is created, so a refused mount leaves nothing behind.
+ */
 static int prepare_targets(const struct awfs_policy *p, int root_fd, const struct stat *root_st,
 			   const char *source)
 {
 	int bad = 0;
 
-	for (size_t i = 0; i < p->nrules; i++) {
-		const struct awfs_rule *r = &p->rules[i];
-		struct stat st;
-		int err;
+	for (int pass = 0; pass < 2 && !bad; pass++) {
+		for (size_t i = 0; i < p->nrules; i++) {
+			const struct awfs_rule *r = &p->rules[i];
+			struct stat st;
+			int err;
 
-		if (r->cls != AWFS_CLASS_WRITE || !rule_is_literal(r))
-			continue;
-		err = check_target(root_fd, r, &st);
-		if (err == ENOENT && r->create) {
-			err = host_mkdir_p(root_fd, r->path, root_st->st_mode & 07777, root_st->st_uid,
-					   root_st->st_gid);
-			if (!err)
-				log_msg(AWFS_LOG_INFO, "created allow_write directory %s/%s (create = true at %s:%d)",
-					source, r->path, p->file, r->line);
-		}
-		if (err == ENOENT) {
-			fprintf(stderr, "awfs: allow_write path \"%s\" (%s:%d) does not exist in %s: create it before mounting, or set create = true; in the rule\n",
-				r->path, p->file, r->line, source);
-			bad = 1;
-		} else if (err) {
-			fprintf(stderr, "awfs: allow_write path \"%s\" (%s:%d) in %s: %s\n", r->path,
-				p->file, r->line, source, strerror(err));
-			bad = 1;
+			if (r->cls != AWFS_CLASS_WRITE || !rule_is_literal(r))
+				continue;
+			err = check_target(root_fd, r, &st);
+			if (err == ENOENT && r->create) {
+				if (pass == 0)
+					continue;
+				err = host_make_target(root_fd, r->path, r->create_file, root_st);
+				if (!err)
+					log_msg(AWFS_LOG_INFO, "created allow_write %s %s/%s (create at %s:%d)",
+						r->create_file ? "file" : "directory", source, r->path,
+						p->file, r->line);
+			}
+			if (err == ENOENT) {
+				fprintf(stderr, "awfs: allow_write path \"%s\" (%s:%d) does not exist in %s: create it before mounting, or set create = true; (or create = \"file\";) in the rule\n",
+					r->path, p->file, r->line, source);
+				bad = 1;
+			} else if (err) {
+				fprintf(stderr, "awfs: allow_write path \"%s\" (%s:%d) in %s: %s\n", r->path,
+					p->file, r->line, source, strerror(err));
+				bad = 1;
+			}
 		}
 	}
 	return bad;
@@ -282,36 +288,51 @@ static void log_boundary(const struct awfs_policy *p, struct awfs_classifier *c,
 	free(uncl);
 }
 
-struct alias_job {
-	struct fuse_session *se;
-	const char *mnt;
-	char **paths;
-	size_t n;
-	size_t done;
-	int failed;
-};
-
 /*
- * Bind the live mount at each alias. Runs beside the session loop, because
- * resolving the mount point may need the daemon to answer.
+ * Bind the live mount at each alias before awfs returns to its caller, so no
+ * alias ever shows the raw directory. On failure undo the ones made.
  */
-static void *bind_aliases(void *arg)
+static int bind_aliases(const char *mnt, char **paths, size_t n)
 {
-	struct alias_job *j = arg;
-
-	for (j->done = 0; j->done < j->n; j->done++) {
-		if (mount(j->mnt, j->paths[j->done], NULL, MS_BIND, NULL) < 0) {
-			log_msg(AWFS_LOG_ERR, "cannot show the view at %s (--also-at): %s; unmounting, so no alias shows the raw directory",
-				j->paths[j->done], strerror(errno));
-			j->failed = 1;
-			fuse_session_exit(j->se);
-			/* wake the loop: a request makes it notice the exit flag */
-			struct stat st;
-			stat(j->mnt, &st);
-			break;
+	for (size_t i = 0; i < n; i++) {
+		if (mount(mnt, paths[i], NULL, MS_BIND, NULL) < 0) {
+			fprintf(stderr, "awfs: cannot show the view at %s (--also-at): %s\n", paths[i],
+				strerror(errno));
+			while (i-- > 0)
+				umount2(paths[i], MNT_DETACH);
+			return -1;
 		}
 	}
-	return NULL;
+	return 0;
+}
+
+static void unbind_aliases(char **paths, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (umount2(paths[i], MNT_DETACH) < 0)
+			log_msg(AWFS_LOG_ERR, "cannot unmount the alias %s: %s", paths[i], strerror(errno));
+}
+
+/* The FUSE options awfs always sets: the ones its guarantees rest on. */
+static void add_mount_options(struct fuse_args *args, const char *src)
+{
+	char *fsname = util_xasprintf("fsname=%s", src);
+
+	/* a comma in the source would split the option list */
+	for (char *p = fsname; *p; p++)
+		if (*p == ',')
+			*p = '_';
+	/*
+	 * Last, so they win over anything given with -o: the kernel checks
+	 * ordinary permissions (default_permissions); set-user-ID bits and
+	 * device nodes of the host tree mean nothing in the sandbox.
+	 */
+	fuse_opt_add_arg(args, "-o");
+	fuse_opt_add_arg(args, fsname);
+	fuse_opt_add_arg(args, "-o");
+	fuse_opt_add_arg(args, geteuid() == 0 ? "subtype=awfs,default_permissions,nosuid,nodev,allow_other"
+					      : "subtype=awfs,default_permissions,nosuid,nodev");
+	free(fsname);
 }
 
 int main(int argc, char *argv[])
@@ -321,12 +342,10 @@ int main(int argc, char *argv[])
 	struct awfs_msgs errs = { 0 };
 	struct awfs_ops_config oc = { 0 };
 	struct awfs_policy *policy;
-	struct awfs_classifier *classifier;
+	struct awfs_classifier *classifier = NULL;
 	struct fuse_session *se;
 	struct fuse_loop_config *lc;
 	struct stat root_st, mst;
-	struct alias_job aj = { 0 };
-	pthread_t alias_thread;
 	char mnt[PATH_MAX], src[PATH_MAX];
 	const char *mountpoint, *source;
 	int root_fd, err, ret = 1;
@@ -349,14 +368,14 @@ int main(int argc, char *argv[])
 	}
 	mountpoint = o.positional[o.npositional - 1];
 	if (o.npositional == 2 && !o.source)
-		o.source = o.positional[0];
+		o.source = util_xstrdup(o.positional[0]);
 	if (!o.policy) {
 		fprintf(stderr, "awfs: no policy given: awfs %s --policy /etc/awfs/policy.conf\n", mountpoint);
 		return 2;
 	}
 	if (o.runtime && !policy_runtime_known(o.runtime)) {
-		fprintf(stderr, "awfs: unknown runtime `%s': expected one of docker, cloud-hypervisor, nvx, qemu, guest\n",
-			o.runtime);
+		fprintf(stderr, "awfs: unknown runtime `%s': expected one of %s\n", o.runtime,
+			policy_runtime_list());
 		return 2;
 	}
 	if (o.cache && strcmp(o.cache, "auto") && strcmp(o.cache, "always") && strcmp(o.cache, "never")) {
@@ -364,6 +383,7 @@ int main(int argc, char *argv[])
 		return 2;
 	}
 
+	/* 1. the policy, whole */
 	policy = policy_load(o.policy, o.runtime, &errs);
 	if (!policy) {
 		for (size_t i = 0; i < errs.n; i++)
@@ -374,6 +394,7 @@ int main(int argc, char *argv[])
 		return 2;
 	}
 
+	/* 2. the mount point and the source, opened before the mount covers it */
 	umask(0);	/* the kernel already applied the caller's umask */
 	err = host_init();
 	if (err) {
@@ -391,15 +412,25 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "awfs: bad source `%s': %s\n", source, strerror(err ? err : errno));
 		return 1;
 	}
+
+	/* the FUSE options are checked here, before anything is created */
+	add_mount_options(&args, src);
+	se = fuse_session_new(&args, &ops_lowlevel, sizeof(ops_lowlevel), NULL);
+	if (!se) {
+		fprintf(stderr, "awfs: bad FUSE options (see the message above); awfs --help lists them\n");
+		return 2;
+	}
 	if (o.log) {
 		err = log_open(o.log);
 		if (err) {
 			fprintf(stderr, "awfs: cannot open log `%s': %s\n", o.log, strerror(err));
-			return 1;
+			goto out_session;
 		}
 	}
+
+	/* 3. the writable targets */
 	if (prepare_targets(policy, root_fd, &root_st, src))
-		return 1;
+		goto out_session;
 
 	classifier = classify_new(policy);
 	inode_init(root_fd, &root_st, classify_root(classifier));
@@ -418,25 +449,7 @@ int main(int argc, char *argv[])
 	}
 	ops_init(&oc);
 
-	fuse_opt_add_arg(&args, "-o");
-	fuse_opt_add_arg(&args, geteuid() == 0 ? "default_permissions,allow_other,subtype=awfs"
-					       : "default_permissions,subtype=awfs");
-	{
-		char *fsname = util_xasprintf("fsname=%s", src);
-
-		/* a comma in the source would split the option list */
-		for (char *p = fsname; *p; p++)
-			if (*p == ',')
-				*p = '_';
-		fuse_opt_add_arg(&args, "-o");
-		fuse_opt_add_arg(&args, fsname);
-		free(fsname);
-	}
-	se = fuse_session_new(&args, &ops_lowlevel, sizeof(ops_lowlevel), NULL);
-	if (!se) {
-		fprintf(stderr, "awfs: cannot start the FUSE session (see the message above)\n");
-		return 1;
-	}
+	/* 4. the mount; never auto_unmount (see the head of this file) */
 	if (fuse_set_signal_handlers(se) != 0) {
 		fprintf(stderr, "awfs: cannot install signal handlers\n");
 		goto out_session;
@@ -445,20 +458,20 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "awfs: cannot mount on %s (is /dev/fuse usable?)\n", mnt);
 		goto out_signals;
 	}
+	/* 5. the aliases, before the caller is told the mount is ready */
+	if (bind_aliases(mnt, o.also_at, o.nalso) < 0)
+		goto out_unmount;
 	if (!o.log && !o.foreground)
 		log_open("syslog");
 	log_boundary(policy, classifier, root_fd, mnt, src);
 	if (fuse_daemonize(o.foreground) != 0) {
 		fprintf(stderr, "awfs: cannot go to the background\n");
-		goto out_unmount;
+		goto out_aliases;
 	}
-	aj.se = se;
-	aj.mnt = mnt;
-	aj.paths = o.also_at;
-	aj.n = o.nalso;
-	if (o.nalso && pthread_create(&alias_thread, NULL, bind_aliases, &aj) != 0) {
-		log_msg(AWFS_LOG_ERR, "cannot start the --also-at thread");
-		goto out_unmount;
+	err = host_init();	/* this process's /proc/self/fd, after the fork */
+	if (err) {
+		log_msg(AWFS_LOG_ERR, "cannot open /proc/self/fd: %s; unmounting", strerror(err));
+		goto out_aliases;
 	}
 
 	lc = fuse_loop_cfg_create();
@@ -467,16 +480,11 @@ int main(int argc, char *argv[])
 	/* the loop returns the signal that ended it (a clean stop) or -errno */
 	ret = fuse_session_loop_mt(se, lc) < 0;
 	fuse_loop_cfg_destroy(lc);
-	if (o.nalso)
-		pthread_join(alias_thread, NULL);
-	for (size_t i = 0; i < aj.done; i++)
-		if (umount2(o.also_at[i], MNT_DETACH) < 0)
-			log_msg(AWFS_LOG_ERR, "cannot unmount the alias %s: %s", o.also_at[i], strerror(errno));
-	if (aj.failed)
-		ret = 1;
 	ops_flush_suppressed();
 	log_msg(AWFS_LOG_INFO, "unmounting %s: %llu write%s denied", mnt,
 		(unsigned long long)ops_denials(), ops_denials() == 1 ? "" : "s");
+out_aliases:
+	unbind_aliases(o.also_at, o.nalso);
 out_unmount:
 	fuse_session_unmount(se);
 out_signals:

@@ -244,7 +244,8 @@ const struct awfs_state *classify_child(struct awfs_classifier *c, const struct 
 	struct lit key = { .name = name };
 	struct lit *hit;
 
-	if (parent->nalive == 0 || parent->cls == AWFS_CLASS_MASK)
+	/* the root is never terminal: its children may be unclassified */
+	if ((parent->nalive == 0 && parent != c->root) || parent->cls == AWFS_CLASS_MASK)
 		return parent;
 
 	s = util_xcalloc(1, sizeof(*s));

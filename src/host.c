@@ -29,6 +29,12 @@ static bool is_root;
 
 int host_init(void)
 {
+	/*
+	 * /proc/self is resolved at open time: after a fork (daemonizing) the
+	 * fd would still name the parent's fd table, so call this again there.
+	 */
+	if (proc_fd >= 0)
+		close(proc_fd);
 	proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	is_root = geteuid() == 0;
 	return proc_fd < 0 ? errno : 0;
@@ -184,42 +190,62 @@ int host_rename(int olddir, const char *oldname, int newdir, const char *newname
 	return ERR(syscall(SYS_renameat2, olddir, oldname, newdir, newname, flags));
 }
 
-int host_mkdir_p(int dirfd, const char *relpath, mode_t mode, uid_t uid, gid_t gid)
+/* Give a fresh entry the owner and the exact mode asked for (mkdir/open apply the umask). */
+static int settle_new(int dirfd, const char *name, uid_t uid, gid_t gid, mode_t mode)
+{
+	char fdname[16];
+	int fd, err = 0;
+
+	fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	if (is_root && fchownat(fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+		err = errno;
+	fd_name(fd, fdname);
+	if (!err && fchmodat(proc_fd, fdname, mode, 0) < 0)
+		err = errno;
+	close(fd);
+	return err;
+}
+
+int host_make_target(int dirfd, const char *relpath, bool file, const struct stat *like)
 {
 	char buf[4096];
-	char *save = NULL, *tok;
-	int cur = dup(dirfd);
-	int err = 0;
+	char *save = NULL, *tok, *next_tok;
+	mode_t dmode = like->st_mode & 07777;
+	int cur, err = 0;
 
+	if (strlen(relpath) >= sizeof(buf))
+		return ENAMETOOLONG;
+	cur = dup(dirfd);
 	if (cur < 0)
 		return errno;
-	if (strlen(relpath) >= sizeof(buf)) {
-		close(cur);
-		return ENAMETOOLONG;
-	}
 	strcpy(buf, relpath);
-	for (tok = strtok_r(buf, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+	for (tok = strtok_r(buf, "/", &save); tok; tok = next_tok) {
+		bool last;
 		int next;
 
-		if (mkdirat(cur, tok, mode) == 0) {
-			if (fchownat(cur, tok, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 && is_root) {
+		next_tok = strtok_r(NULL, "/", &save);
+		last = next_tok == NULL;
+		if (last && file) {
+			/* an empty file; never through an existing name or a symlink */
+			int fd = openat(cur, tok, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+			if (fd < 0) {
 				err = errno;
 				break;
 			}
-			/* mkdir applied the umask; the mode asked for is exact */
-			next = openat(cur, tok, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (next >= 0) {
-				char name[16];
-
-				fd_name(next, name);
-				fchmodat(proc_fd, name, mode, 0);
-			}
-		} else if (errno != EEXIST) {
-			err = errno;
+			close(fd);
+			err = settle_new(cur, tok, like->st_uid, like->st_gid, dmode & 0666);
 			break;
-		} else {
-			next = openat(cur, tok, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		}
+		if (mkdirat(cur, tok, 0700) == 0)
+			err = settle_new(cur, tok, like->st_uid, like->st_gid, dmode);
+		else if (errno != EEXIST)
+			err = errno;
+		if (err)
+			break;
+		next = openat(cur, tok, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (next < 0) {
 			/* ENOTDIR / ELOOP: a file or a symlink is in the way */
 			err = errno;

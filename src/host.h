@@ -21,7 +21,7 @@
 #include <sys/statvfs.h>
 #include <sys/types.h>
 
-/* Open /proc/self/fd for later re-opens. Returns 0 or an errno value. */
+/* (Re)open /proc/self/fd for later re-opens; call again after a fork. 0 or errno. */
 int host_init(void);
 
 /* Open the source directory (given by the administrator) as an O_PATH fd. */
@@ -54,8 +54,12 @@ int host_link(int fd, int dirfd, const char *name);
 int host_unlink(int dirfd, const char *name);
 int host_rmdir(int dirfd, const char *name);
 int host_rename(int olddir, const char *oldname, int newdir, const char *newname, unsigned flags);
-/* mkdir -p of a relative path below @dirfd, never following a symlink. */
-int host_mkdir_p(int dirfd, const char *relpath, mode_t mode, uid_t uid, gid_t gid);
+/*
+ * Make @relpath below @dirfd (mkdir -p; the last component an empty file when
+ * @file), never following a symlink; new entries get @like's owner, group
+ * and mode (without execute bits for the file).
+ */
+int host_make_target(int dirfd, const char *relpath, bool file, const struct stat *like);
 
 int host_readlink(int fd, char *buf, size_t size, size_t *len);
 int host_chmod(int fd, mode_t mode);

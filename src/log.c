@@ -81,47 +81,57 @@ static bool cp_is_tricky(unsigned c)
 	       (c >= 0x2028 && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || c == 0xfeff;
 }
 
+/* Escape the piece of @s at *@i into @tmp (at most 12 bytes); advance *@i. */
+static size_t escape_piece(const unsigned char *s, size_t len, size_t *i, char *tmp)
+{
+	unsigned cp = 0;
+	size_t ul = 0, tl;
+
+	if (s[*i] >= 0x20 && s[*i] < 0x7f && s[*i] != '\\' && s[*i] != '"') {
+		tmp[0] = (char)s[*i];
+		tl = 1;
+		(*i)++;
+	} else if (s[*i] == '\\' || s[*i] == '"') {
+		tmp[0] = '\\';
+		tmp[1] = (char)s[*i];
+		tl = 2;
+		(*i)++;
+	} else if (s[*i] == '\n' || s[*i] == '\t' || s[*i] == '\r') {
+		tmp[0] = '\\';
+		tmp[1] = s[*i] == '\n' ? 'n' : s[*i] == '\t' ? 't' : 'r';
+		tl = 2;
+		(*i)++;
+	} else if (s[*i] >= 0x80 && (ul = utf8_len(s + *i, len - *i, &cp)) > 0) {
+		if (cp_is_tricky(cp)) {
+			tl = (size_t)snprintf(tmp, 16, "\\u%04x", cp);
+		} else {
+			memcpy(tmp, s + *i, ul);
+			tl = ul;
+		}
+		*i += ul;
+	} else {
+		tl = (size_t)snprintf(tmp, 16, "\\x%02x", s[*i]);
+		(*i)++;
+	}
+	return tl;
+}
+
 char *log_escape(const char *in, size_t len, char *out, size_t outsz)
 {
 	const unsigned char *s = (const unsigned char *)in;
-	size_t o = 0;
+	size_t o = 0, total = 0, reserve;
+	char tmp[16];
 
 	if (outsz == 0)
 		return out;
+	for (size_t i = 0; i < len;)
+		total += escape_piece(s, len, &i, tmp);
+	/* when it all fits, no room is kept for the "..." of a cut */
+	reserve = total + 1 <= outsz ? 1 : 4;
 	for (size_t i = 0; i < len;) {
-		char tmp[16];
-		size_t tl;
-		unsigned cp = 0;
-		size_t ul = 0;
+		size_t tl = escape_piece(s, len, &i, tmp);
 
-		if (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '\\' && s[i] != '"') {
-			tmp[0] = (char)s[i];
-			tl = 1;
-			i++;
-		} else if (s[i] == '\\' || s[i] == '"') {
-			tmp[0] = '\\';
-			tmp[1] = (char)s[i];
-			tl = 2;
-			i++;
-		} else if (s[i] == '\n' || s[i] == '\t' || s[i] == '\r') {
-			tmp[0] = '\\';
-			tmp[1] = s[i] == '\n' ? 'n' : s[i] == '\t' ? 't' : 'r';
-			tl = 2;
-			i++;
-		} else if (s[i] >= 0x80 && (ul = utf8_len(s + i, len - i, &cp)) > 0) {
-			if (cp_is_tricky(cp)) {
-				tl = (size_t)snprintf(tmp, sizeof(tmp), "\\u%04x", cp);
-			} else {
-				memcpy(tmp, s + i, ul);
-				tl = ul;
-			}
-			i += ul;
-		} else {
-			tl = (size_t)snprintf(tmp, sizeof(tmp), "\\x%02x", s[i]);
-			i++;
-		}
-		if (o + tl + 4 > outsz) {
-			/* keep room for "..." and the NUL */
+		if (o + tl + reserve > outsz) {
 			if (o + 4 <= outsz) {
 				memcpy(out + o, "...", 3);
 				o += 3;

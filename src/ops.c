@@ -166,7 +166,7 @@ enum blocker {
 	BLOCK_SELF,		/* the object itself is not writable */
 	BLOCK_PARENT,		/* the directory holding the entry is not writable */
 	BLOCK_ENTRY,		/* the entry's own path is not writable */
-	BLOCK_SUBTREE,		/* a directory that holds paths of a stricter rule */
+	BLOCK_SUBTREE,		/* a stricter rule is anchored below the path */
 };
 
 /*
@@ -213,7 +213,7 @@ static int deny(fuse_req_t req, const char *op, const struct awfs_inode *in, con
 
 		display_path(bin, bname, bpath, sizeof(bpath));
 		log_escape(g->path, strlen(g->path), gp, sizeof(gp));
-		snprintf(why, sizeof(why), "the directory %s holds paths of %s rule \"%s\" (%s:%d), which would move with it",
+		snprintf(why, sizeof(why), "paths below %s are governed by %s rule \"%s\" (%s:%d), so no directory or symlink may move into or out of it, nor a symlink be made there",
 			 bpath, policy_class_key(g->cls), gp, cfg->policy->file, g->line);
 	} else {
 		char ex[4096];
@@ -390,6 +390,14 @@ static void fill_entry(struct fuse_entry_param *e, struct awfs_inode *in, const 
 	e->entry_timeout = cfg->entry_timeout;
 }
 
+/* A top-level entry that exists on the host and no rule names: log it once. */
+static void note_if_unclassified(const struct awfs_inode *dir, const char *name,
+				 const struct awfs_state *st)
+{
+	if (dir == inode_root() && classify_origin(st) == AWFS_ORIGIN_UNCLASSIFIED)
+		ops_note_unclassified(name);
+}
+
 /*
  * Look up @name in @dir and take a reference on the result. Fills @e;
  * ENOENT is returned as such (the caller decides about negative entries).
@@ -404,8 +412,6 @@ static int do_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry
 	if (is_masked(dir) || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 		return ENOENT;
 	st = classify_child(cfg->classifier, dir->state, name);
-	if (dir == inode_root() && classify_origin(st) == AWFS_ORIGIN_UNCLASSIFIED)
-		ops_note_unclassified(name);
 	if (classify_class(st) == AWFS_CLASS_MASK) {
 		mode_t type = S_IFDIR;
 		bool listed = false;
@@ -420,6 +426,8 @@ static int do_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry
 			listed = strcmp(fixed[i], name) == 0;
 		if (err && !listed)
 			return err;	/* a glob mask shows only what exists */
+		if (!err)
+			note_if_unclassified(dir, name, st);
 		in = inode_take_synth(dir, name, type, st);
 		synth_attr(in, &sb);
 		fill_entry(e, in, &sb);
@@ -428,6 +436,7 @@ static int do_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry
 	err = host_lookup(dir->fd, name, &fd, &sb);
 	if (err)
 		return err;
+	note_if_unclassified(dir, name, st);
 	in = inode_take_host(fd, &sb, st);
 	fill_entry(e, in, &sb);
 	return 0;
@@ -578,8 +587,12 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 {
 	struct awfs_inode *dir = inode_get(parent);
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	int err = check_entry(req, op, dir, name, NULL);
+	const struct awfs_state *st = NULL;
+	int err = check_entry(req, op, dir, name, &st);
 
+	/* a symlink where a stricter rule is anchored below would redirect it */
+	if (!err && link && classify_guard_below(st))
+		err = deny(req, op, dir, name, NULL, BLOCK_SUBTREE, dir, name, st);
 	if (err) {
 		fuse_reply_err(req, err);
 		return;
@@ -650,23 +663,33 @@ static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 }
 
 /*
- * A directory whose state still has a read-only or masked rule alive below
- * it must not move: the rule is anchored to its path.
+ * Paths are classified by where they are, so a rule still alive below a
+ * position (a read-only .git inside a memory, a mask) is anchored to that path.
+ * A directory or a symlink must therefore not move out of such a position
+ * (it would carry the rule's paths out from under it) nor into one (it
+ * would plant content the agent wrote, or a redirection, under the rule).
+ * Regular files have nothing below them and move freely.
  */
-static int check_move(fuse_req_t req, const char *op, struct awfs_inode *from, const char *name,
-		      struct awfs_inode *dir, const char *dname, const struct awfs_state *st)
+static int check_move(fuse_req_t req, const char *op, struct awfs_inode *dir, const char *name,
+		      struct awfs_inode *ndir, const char *newname,
+		      const struct awfs_state *from, const struct awfs_state *to)
 {
+	const struct other_end other = { "to", ndir, newname };
+	const struct awfs_state *guarded = classify_guard_below(from) ? from :
+					   classify_guard_below(to) ? to : NULL;
 	struct stat sb;
 	int err;
 
-	if (!classify_guard_below(st))
+	if (!guarded)
 		return 0;
-	err = host_stat_at(dir->fd, dname, &sb);
+	err = host_stat_at(dir->fd, name, &sb);
 	if (err == ENOENT)
+		return 0;	/* the rename itself will say ENOENT */
+	if (err == 0 && !S_ISDIR(sb.st_mode) && !S_ISLNK(sb.st_mode))
 		return 0;
-	if (err == 0 && !S_ISDIR(sb.st_mode))
-		return 0;
-	return deny(req, op, from, name, NULL, BLOCK_SUBTREE, dir, dname, st);
+	if (guarded == from)
+		return deny(req, op, dir, name, &other, BLOCK_SUBTREE, dir, name, from);
+	return deny(req, op, dir, name, &other, BLOCK_SUBTREE, ndir, newname, to);
 }
 
 static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
@@ -682,9 +705,9 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	if (!err)
 		err = check_entry2(req, op, ndir, newname, &dst, &from);
 	if (!err)
-		err = check_move(req, op, dir, name, dir, name, sst);
+		err = check_move(req, op, dir, name, ndir, newname, sst, dst);
 	if (!err && (flags & RENAME_EXCHANGE))
-		err = check_move(req, op, dir, name, ndir, newname, dst);
+		err = check_move(req, op, ndir, newname, dir, name, dst, sst);
 	if (!err)
 		err = host_rename(dir->fd, name, ndir->fd, newname, flags);
 	fuse_reply_err(req, err);
@@ -936,8 +959,7 @@ static int dir_load(struct awfs_inode *dir, struct dir_handle *d)
 			continue;
 		}
 		st = classify_child(cfg->classifier, dir->state, de->d_name);
-		if (dir == inode_root() && classify_origin(st) == AWFS_ORIGIN_UNCLASSIFIED)
-			ops_note_unclassified(de->d_name);
+		note_if_unclassified(dir, de->d_name, st);
 		if (classify_class(st) == AWFS_CLASS_MASK) {
 			unsigned char t = de->d_type;
 			struct stat sb;

@@ -60,6 +60,17 @@ const char *policy_class_word(enum awfs_class cls)
 	return class_words[cls];
 }
 
+const char *policy_runtime_list(void)
+{
+	static char list[256];
+
+	if (!list[0])
+		for (size_t i = 0; policy_runtime_names[i]; i++)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+				 i ? ", " : "", policy_runtime_names[i]);
+	return list;
+}
+
 bool policy_runtime_known(const char *name)
 {
 	for (size_t i = 0; policy_runtime_names[i]; i++)
@@ -139,12 +150,14 @@ static int parse_path(struct loader *ld, int line, enum awfs_class cls, const ch
 				 ld->file, line, in, ex);
 			return -1;
 		}
+		if (rl == 1)
+			rl = 0;	/* root = "/": every absolute path is under it */
 		if (strncmp(in, root, rl) != 0 || (in[rl] != '\0' && in[rl] != '/')) {
 			msgs_add(ld->errs, "%s:%d: path \"%s\" is outside root \"%s\". Expected a path under the root. Example: path = \"%s/agent\";",
 				 ld->file, line, in, root, root);
 			return -1;
 		}
-		rel = in[rl] == '\0' ? "." : in + rl + 1;
+		rel = in[rl] == '\0' || strcmp(in, "/") == 0 ? "." : in + rl + 1;
 		if (rel[0] == '\0' || rel[0] == '/') {
 			msgs_add(ld->errs, "%s:%d: path \"%s\" has an empty component. Expected components separated by single slashes, with no trailing slash. Example: %s",
 				 ld->file, line, in, ex);
@@ -228,8 +241,8 @@ static int parse_runtimes(struct loader *ld, const config_setting_t *s, struct a
 			continue;
 		}
 		if (!policy_runtime_known(name)) {
-			msgs_add(ld->errs, "%s:%d: unknown runtime \"%s\". Expected one of: docker, cloud-hypervisor, nvx, qemu, guest. Example: %s",
-				 ld->file, line_of(e), name, ex);
+			msgs_add(ld->errs, "%s:%d: unknown runtime \"%s\". Expected one of: %s. Example: %s",
+				 ld->file, line_of(e), name, policy_runtime_list(), ex);
 			bad = -1;
 		}
 		r->runtimes[j++] = util_xstrdup(name);
@@ -276,14 +289,20 @@ static int parse_rule(struct loader *ld, const config_setting_t *g, enum awfs_cl
 				bad = -1;
 			}
 		} else if (strcmp(name, "create") == 0) {
-			if (config_setting_type(m) != CONFIG_TYPE_BOOL) {
-				msgs_add(ld->errs, "%s:%d: create must be true or false. Expected a boolean. Example: create = true;",
+			const char *how = config_setting_get_string(m);
+
+			if (config_setting_type(m) != CONFIG_TYPE_BOOL &&
+			    (!how || (strcmp(how, "dir") != 0 && strcmp(how, "file") != 0))) {
+				msgs_add(ld->errs, "%s:%d: create must be true, false, \"dir\" or \"file\". Expected true or \"dir\" for a directory, \"file\" for an empty file. Example: create = true;",
 					 ld->file, ml);
 				bad = -1;
 			} else if (cls != AWFS_CLASS_WRITE) {
-				msgs_add(ld->errs, "%s:%d: create is only valid in allow_write rules. Expected create only where awfs may make the writable directory at mount. Example: %s",
+				msgs_add(ld->errs, "%s:%d: create is only valid in allow_write rules. Expected create only where awfs may make the writable path at mount. Example: %s",
 					 ld->file, ml, class_examples[AWFS_CLASS_WRITE]);
 				bad = -1;
+			} else if (how) {
+				r->create = true;
+				r->create_file = strcmp(how, "file") == 0;
 			} else {
 				r->create = config_setting_get_bool(m);
 			}

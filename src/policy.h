@@ -38,7 +38,8 @@ struct awfs_rule {
 	bool *literal;		/* per component: true when it has no glob */
 	size_t ncomps;		/* 0 for "." */
 	char *reason;
-	bool create;		/* allow_write only: mkdir -p at mount */
+	bool create;		/* allow_write only: make it at mount if missing */
+	bool create_file;	/* ... as an empty file (create = "file"), not a directory */
 	char **runtimes;	/* NULL-terminated; NULL when it applies everywhere */
 	int line;
 };
@@ -62,6 +63,8 @@ const char *policy_class_key(enum awfs_class cls);
 /* A short human word for a class: "masked", "writable", "read-only". */
 const char *policy_class_word(enum awfs_class cls);
 
+/* The known runtime names as one comma-separated list, for messages. */
+const char *policy_runtime_list(void);
 /* Whether @name is a known runtime name. */
 bool policy_runtime_known(const char *name);
 

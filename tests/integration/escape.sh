@@ -23,6 +23,16 @@ expect "rename-exchange writable <-> mask" "EROFS" rename-exchange "$MNT/rw/sub"
 expect "rename-exchange writable <-> rw/.git" "EROFS" rename-exchange "$MNT/rw/sub" "$MNT/rw/.git"
 expect "rename a dir holding a read-only rule (rw/proj/hooks)" "EROFS" rename "$MNT/rw/proj" "$MNT/rw/proj2"
 expect "  ... the hooks stay read-only" "EROFS" write "$MNT/rw/proj/hooks/pre-commit" evil
+# planting: a tree the agent wrote, moved to where a read-only rule applies below
+as_agent mkdir -p "$MNT/rw/plant/hooks"
+as_agent sh -c "echo evil > $MNT/rw/plant/hooks/pre-commit"
+expect "move an agent-written tree to where a read-only rule applies below" "EROFS" rename "$MNT/rw/plant" "$MNT/rw/repo-x"
+expect "  ... nor with RENAME_EXCHANGE" "EROFS" rename-exchange "$MNT/rw/plant" "$MNT/rw/proj"
+expect "symlink made where a read-only rule applies below" "EROFS" symlink "$MNT/rw/plant" "$MNT/rw/repo-y"
+expect "mkdir there is fine: the rule then applies below it" "OK" mkdir "$MNT/rw/repo-z"
+expect "  ... and its hooks are read-only" "EROFS" mkdir "$MNT/rw/repo-z/hooks"
+expect "a regular file may take such a name" "OK" write "$MNT/rw/repo-f" x
+expect "the read-only hooks dir cannot be removed" "EROFS" rmdir "$MNT/rw/proj/hooks"
 expect "rename a plain writable dir" "OK" rename "$MNT/rw/sub" "$MNT/rw/sub2"
 expect "rename a writable dir onto the read-only name" "EROFS" rename "$MNT/rw/sub2" "$MNT/rw/.git"
 expect "mkdir a new dir where a mask would be" "EROFS" mkdir "$MNT/rw/masked/y"
@@ -52,5 +62,5 @@ check "masks held on the host" "TOPSECRET" "$(cat "$SRC/secret/data")"
 check "read-only files held on the host" "RODATA GITCFG HOOK" \
 	"$(cat "$SRC/ro/file" "$SRC/rw/.git/config" "$SRC/rw/proj/hooks/pre-commit" | tr '\n' ' ' | sed 's/ $//')"
 check_match "the guard denial names the rule" \
-	"denied rename $MNT/rw/proj .*: the directory $MNT/rw/proj holds paths of read_only rule \"rw/proj/hooks\"" "$(cat "$LOG")"
+	"denied rename $MNT/rw/proj to $MNT/rw/proj2 for .*: paths below $MNT/rw/proj are governed by read_only rule \"rw/proj/hooks\" \([^)]*policy.conf:[0-9]+\), so no directory or symlink may move into or out of it" "$(cat "$LOG")"
 finish

@@ -120,7 +120,7 @@ check_match() {
 		FAIL=$((FAIL + 1))
 		echo "not ok - $1"
 		echo "#   expected to match: $2"
-		echo "#   got: $3"
+		echo "#   got: $(printf '%s' "$3" | tail -c 600)"
 	fi
 }
 
@@ -156,6 +156,7 @@ allow_write = (
 read_only = (
   { path = "rw/.git"; reason = "the host runs git here"; },
   { path = "rw/proj/hooks"; reason = "hooks the host runs"; },
+  { path = "rw/repo-*/hooks"; reason = "hooks of the repositories the host pushes"; },
   { path = "ro"; reason = "exemption: must stay readable"; }
 );'
 

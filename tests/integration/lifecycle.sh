@@ -52,4 +52,26 @@ mount_awfs
 expect "a new awfs mounts over it" "ENOENT" read "$MNT/secret/data"
 unmount_awfs
 check "host data intact after the crash" "TOPSECRET RODATA" "$(cat "$SRC/secret/data" "$SRC/ro/file" | tr '\n' ' ' | sed 's/ $//')"
+
+# in the background (the default, and how mount.fuse3 runs it): the alias is
+# there when awfs returns, and every operation works in the forked daemon
+: >"$LOG"
+"$AWFS" "$MNT" --policy "$POLICY" --log "$LOG" --also-at "$T/alias" 2>>"$T/awfs.stderr"
+check "background: awfs returns 0 once mounted" "0" "$?"
+check "background: mounted on return" "yes" "$(is_mounted "$MNT" && echo yes)"
+check "background: the alias is there on return" "yes" "$(is_mounted "$T/alias" && echo yes)"
+expect "background: read" "OK:RODATA\x0a" read "$MNT/ro/file"
+expect "background: create" "OK" write "$MNT/rw/bg" bg
+expect "background: the mask holds" "ENOENT" read "$T/alias/secret/data"
+expect "background: denial" "EROFS" write "$MNT/ro/file" x
+check_match "background: the denial names the path" "denied open\(O_WRONLY\|O_TRUNC\) $MNT/ro/file for pid" "$(cat "$LOG")"
+# the alias is the same file system: it stays served until it is unmounted too
+fusermount3 -u "$MNT"
+expect "background: the alias outlives an unmount of the main path" "ENOENT" read "$T/alias/secret/data"
+fusermount3 -u "$T/alias"
+check "background: fusermount3 -u of both unmounts" "no no" \
+	"$(is_mounted "$MNT" && echo yes || echo no) $(is_mounted "$T/alias" && echo yes || echo no)"
+for _ in $(seq 100); do grep -q "unmounting $MNT" "$LOG" && break; sleep 0.05; done
+check_match "background: the daemon then exits and says so" "unmounting $MNT: 1 write denied" "$(cat "$LOG")"
+check "background: the write is on the host" "bg" "$(cat "$SRC/rw/bg")"
 finish

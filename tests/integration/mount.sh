@@ -42,6 +42,13 @@ run "$MNT" --policy "$T/other.conf"
 check "policy owned by another user: exit 2" "2" "$rc"
 check_match "policy owned by another user: says so" "owned by uid 4242, neither root nor the user running awfs" "$out"
 
+run "$MNT" --policy "$POLICY" -o frobnicate
+check "unknown -o option: exit 2" "2" "$rc"
+check_match "unknown -o option: named" "frobnicate" "$out"
+check "unknown -o option: nothing created" "no" "$([ -e "$SRC/made" ] && echo yes || echo no)"
+run "$MNT" --policy "$POLICY" --bogus
+check "unknown option: exit 2" "2" "$rc"
+
 run "$T/nowhere" --policy "$POLICY"
 check "missing mount point: exit 1" "1" "$rc"
 check_match "missing mount point: one clear line" "^awfs: bad mount point .*nowhere': No such file or directory$" "$out"
@@ -50,23 +57,30 @@ check "missing source: exit 1" "1" "$rc"
 check_match "missing source: one clear line" "^awfs: bad source .*nosource': No such file or directory$" "$out"
 
 write_policy 'version = 1;
-allow_write = ( { path = "cache-memory"; reason = "memory"; } );'
+allow_write = ( { path = "made-first"; reason = "would be created"; create = true; },
+                { path = "cache-memory"; reason = "memory"; } );'
 run "$MNT" --policy "$POLICY"
 check "missing allow_write target: exit 1" "1" "$rc"
-check_match "missing allow_write target: names it and the fix" "allow_write path \"cache-memory\" \(.*policy.conf:2\) does not exist in .*: create it before mounting, or set create = true; in the rule" "$out"
+check_match "missing allow_write target: names it and the fix" "allow_write path \"cache-memory\" \(.*policy.conf:3\) does not exist in .*: create it before mounting, or set create = true; \(or create = \"file\";\) in the rule" "$out"
+check "missing allow_write target: no other target was created" "no" "$([ -e "$SRC/made-first" ] && echo yes || echo no)"
 check "missing allow_write target: not mounted" "no" "$(is_mounted "$MNT" && echo yes || echo no)"
 check "missing allow_write target: nothing created" "no" "$([ -e "$SRC/cache-memory" ] && echo yes || echo no)"
 
 write_policy 'version = 1;
 mask = ( { path = "work"; reason = "compose file holds tokens"; runtimes = ["docker"]; } );
-allow_write = ( { path = "deep/a/b"; reason = "created at mount"; create = true; } );'
+allow_write = ( { path = "deep/a/b"; reason = "created at mount"; create = true; },
+                { path = "deep/summary.md"; reason = "a single file"; create = "file"; } );'
 mkdir -p "$SRC/work"; echo TOKEN >"$SRC/work/compose.yml"
-mount_awfs --runtime docker
-check_match "mounted with default_permissions and allow_other" "default_permissions.*allow_other|allow_other.*default_permissions" \
-	"$(awk -v p="$MNT" '$5 == p' /proc/self/mountinfo)"
+mount_awfs --runtime docker -o suid,dev
+mi=$(awk -v p="$MNT" '$5 == p' /proc/self/mountinfo)
+check_match "mounted with default_permissions and allow_other" "default_permissions.*allow_other|allow_other.*default_permissions" "$mi"
+check_match "nosuid,nodev are forced, even over -o suid,dev" " [^ ]*nosuid,nodev[^ ]* " "$mi"
+check "create = \"file\" made an empty file" "regular empty file $AGENT_UID:$AGENT_UID 644" \
+	"$(stat -c '%F %u:%g %a' "$SRC/deep/summary.md")"
+expect "  ... and it is writable" "OK" write "$MNT/deep/summary.md" "# summary"
 expect "a docker-only mask applies with --runtime docker" "ENOENT" read "$MNT/work/compose.yml"
 check "create = true made every level" "dir" "$(stat -c %F "$MNT/deep/a/b" | sed 's/directory/dir/')"
-check_match "the mount line summarises the boundary" "mounted $MNT \(source $SRC, runtime docker\): masked: work; writable: deep/a/b; read-only: none \(everything else is read-only\); unclassified: " "$(cat "$LOG")"
+check_match "the mount line summarises the boundary" "mounted $MNT \(source $SRC, runtime docker\): masked: work; writable: deep/a/b, deep/summary.md; read-only: none \(everything else is read-only\); unclassified: " "$(cat "$LOG")"
 check_match "unclassified entries are listed at mount" "unclassified: .*rootfile" "$(cat "$LOG")"
 unmount_awfs
 check "clean unmount exits 0" "0" "$AWFS_RC"
@@ -85,7 +99,22 @@ mount_awfs
 expect "unclassified = mask: an unnamed file is empty" "OK" read "$MNT/rootfile"
 expect "unclassified = mask: an unnamed dir is empty" "OK" readdir "$MNT/rw"
 expect "unclassified = mask: a named dir is served" "OK:RODATA\x0a" read "$MNT/ro/file"
+expect "unclassified = mask: a name below an unclassified dir" "ENOENT" read "$MNT/rw/file"
+expect "unclassified = mask: a name that does not exist" "ENOENT" stat "$MNT/nothing-here"
 unmount_awfs
 check_match "unclassified = mask: logged once" "unclassified top-level entry $MNT/rootfile: named by no rule, served empty \(unclassified = \"mask\"\)" "$(cat "$LOG")"
 check "the warning is given once per name" "1" "$(grep -c 'unclassified top-level entry .*/rootfile' "$LOG")"
+check "names below an unclassified entry are not top-level entries" "0" "$(grep -c 'unclassified top-level entry .*/file' "$LOG")"
+check "names that do not exist are not logged" "0" "$(grep -c 'unclassified top-level entry .*/nothing-here' "$LOG")"
+
+# with no rule in force at all, every top-level entry is still unclassified
+write_policy 'version = 1;
+unclassified = "mask";
+mask = ( { path = "work"; reason = "docker only"; runtimes = ["docker"]; } );'
+: >"$LOG"
+mount_awfs
+expect "no rule in force, unclassified = mask: a file is empty" "OK" read "$MNT/rootfile"
+expect "no rule in force, unclassified = mask: a dir is empty" "OK" readdir "$MNT/ro"
+unmount_awfs
+check_match "no rule in force: the entry is logged" "unclassified top-level entry $MNT/rootfile" "$(cat "$LOG")"
 finish

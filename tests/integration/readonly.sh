@@ -59,7 +59,7 @@ expect "create in a root-owned 0755 dir: EACCES" "EACCES" create "$MNT/restricte
 
 L=$(cat "$LOG")
 check_match "denial log: op, path, caller, rule, reason, hint" \
-	"denied open\(O_WRONLY\) $F for pid [0-9]+ \(awfs-probe\) uid $AGENT_UID gid $AGENT_UID: it is read-only by read_only rule \"ro\" \([^)]*policy.conf:18: exemption: must stay readable\); EROFS\. Writable paths: $MNT/rw, $MNT/made, $MNT/mem-\*" "$L"
+	"denied open\(O_WRONLY\) $F for pid [0-9]+ \(awfs-probe\) uid $AGENT_UID gid $AGENT_UID: it is read-only by read_only rule \"ro\" \([^)]*policy.conf:19: exemption: must stay readable\); EROFS\. Writable paths: $MNT/rw, $MNT/made, $MNT/mem-\*" "$L"
 check_match "denial at the root names the root default" \
 	"denied create $MNT/newtop for pid [0-9]+ \(awfs-probe\) uid $AGENT_UID gid $AGENT_UID: its directory $MNT is read-only: no rule makes it writable; EROFS" "$L"
 check_match "denial of an unclassified entry says so" \
@@ -68,6 +68,7 @@ check_match "denial inside a nested read-only rule" \
 	"denied create $MNT/rw/.git/hooks .*: its directory $MNT/rw/.git is read-only by read_only rule \"rw/.git\"" "$L"
 check "EACCES is not logged as a policy denial" "0" "$(grep -c 'restricted/' "$LOG" | grep -v unclassified || true)"
 check "the unclassified entry was logged once" "1" "$(grep -c 'unclassified top-level entry .*/rootfile' "$LOG")"
+check "a name below an unclassified dir is not logged as top-level" "0" "$(grep -c 'unclassified top-level entry .*/\(r\|x\):' "$LOG")"
 
 unmount_awfs
 check "host files unchanged" "RODATA GITCFG ROOTFILE RESTRICTED" \

@@ -280,9 +280,26 @@ static void test_unclassified(void **state)
 		{ "agent", W, RULE, "agent" },
 	};
 
+	/* no rule in force (all are for another runtime): still unclassified */
+	static const char none[] =
+		"version = 1;\nunclassified = \"mask\";\n"
+		"mask = ( { path = \"work\"; reason = \"r\"; runtimes = [\"docker\"]; } );\n";
+	static const struct row none_rows[] = {
+		{ ".", RO, ROOT, NULL },
+		{ "stray", M, UNCL, NULL },
+		{ "work", M, UNCL, NULL },
+		{ "work/compose.yml", M, UNCL, NULL },
+	};
+	static const struct row none_docker_rows[] = {
+		{ "stray", M, UNCL, NULL },
+		{ "work", M, RULE, "work" },
+	};
+
 	(void)state;
 	CHECK(warn, NULL, warn_rows);
 	CHECK(mask, NULL, mask_rows);
+	CHECK(none, NULL, none_rows);
+	CHECK(none, "docker", none_docker_rows);
 }
 
 static void test_dot_rule(void **state)

@@ -94,6 +94,9 @@ static void test_truncation(void **state)
 		{ "abcdefghij", 4, "..." },
 		{ "abcdefghij", 3, "" },
 		{ "abcdefghij", 1, "" },
+		{ "abc", 4, "abc" },						/* exactly fits: no cut */
+		{ "abcdefghij", 11, "abcdefghij" },
+		{ "abcdefghij", 10, "abcdef..." },
 		{ "\x01\x02\x03", 8, "\\x01..." },				/* escapes are never split */
 		{ "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e", 8, "\xe6\x97\xa5..." },	/* nor characters */
 	};
@@ -127,6 +130,9 @@ static void test_truncation_never_overflows(void **state)
 			size_t n = strnlen(got, outsz);
 
 			assert_true(n < outsz);
+			/* what fits is never cut */
+			if (full < outsz)
+				assert_string_equal(got, escapes[i].out);
 			if (strcmp(got, escapes[i].out) == 0)
 				continue;
 			assert_true(n == 0 || (n >= 3 && strcmp(got + n - 3, "...") == 0 &&

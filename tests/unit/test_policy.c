@@ -68,8 +68,8 @@ static char *summary(const struct awfs_policy *p)
 	for (size_t i = 0; i < p->nrules; i++) {
 		const struct awfs_rule *r = &p->rules[i];
 
-		fprintf(f, "%s%s:%s%s", i ? " " : "", policy_class_key(r->cls), r->path,
-			r->create ? "+create" : "");
+		fprintf(f, "%s%s:%s%s%s", i ? " " : "", policy_class_key(r->cls), r->path,
+			r->create ? "+create" : "", r->create_file ? "=file" : "");
 		for (size_t j = 0; r->runtimes && r->runtimes[j]; j++)
 			fprintf(f, "%c%s", j ? ',' : '@', r->runtimes[j]);
 	}
@@ -93,7 +93,7 @@ static const struct good_case good_cases[] = {
 	{ "empty-lists", NULL, NULL, AWFS_UNCLASSIFIED_WARN, 0, "" },
 	{ "shipped", NULL, "/tmp/gh-aw", AWFS_UNCLASSIFIED_WARN, 0,
 	  "allow_write:agent+create allow_write:cache-memory+create allow_write:cache-memory-* "
-	  "allow_write:repo-memory/* allow_write:agent-step-summary.md "
+	  "allow_write:repo-memory/* allow_write:agent-step-summary.md+create=file "
 	  "allow_write:sandbox/agent/logs+create allow_write:sandbox/agent/session-state+create "
 	  "read_only:cache-memory*/.git read_only:repo-memory/*/.git read_only:mcp-payloads "
 	  "read_only:aw-prompts read_only:models.json read_only:difc-proxy-tls read_only:aw_info.json "
@@ -120,6 +120,10 @@ static const struct good_case good_cases[] = {
 	{ "disjoint-runtimes", "docker", NULL, AWFS_UNCLASSIFIED_WARN, 1, "mask:work@docker" },
 	{ "disjoint-runtimes", "cloud-hypervisor", NULL, AWFS_UNCLASSIFIED_WARN, 1,
 	  "allow_write:work@nvx,cloud-hypervisor" },
+	{ "create-kinds", NULL, "/", AWFS_UNCLASSIFIED_WARN, 0,
+	  "allow_write:tmp/gh-aw/agent+create allow_write:tmp/gh-aw/sandbox+create "
+	  "allow_write:tmp/gh-aw/agent-step-summary.md+create=file allow_write:tmp/gh-aw/cache "
+	  "read_only:." },
 	{ "literal-beside-glob-mask", NULL, NULL, AWFS_UNCLASSIFIED_WARN, 0,
 	  "allow_write:cache-memory-* mask:cache-memory-secret" },
 };
