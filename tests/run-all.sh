@@ -33,13 +33,13 @@ for log in tests/unit/*.log tests/integration/*.log; do
 	[ -f "$log" ] || continue
 	case "$log" in *test-suite.log) continue ;; esac
 	if grep -q '^SKIP: ' "$log"; then skip=$((skip + 1)); continue; fi
-	if l=$(grep -E '^# [0-9]+ passed, [0-9]+ failed' "$log" | tail -1) && [ -n "$l" ]; then
+	if l=$(grep -E '^# [0-9]+ passed, [0-9]+ failed' "$log" | tail -1 || true) && [ -n "$l" ]; then
 		set -- $l
 		pass=$((pass + $2)); fail=$((fail + $4))
-	elif l=$(grep -E '^\[  PASSED  \] [0-9]+ test' "$log" | tail -1) && [ -n "$l" ]; then
+	elif l=$(grep -E '^\[  PASSED  \] [0-9]+ test' "$log" | tail -1 || true) && [ -n "$l" ]; then
 		set -- $l
 		pass=$((pass + $4))
-		f=$(grep -E '^\[  FAILED  \] [0-9]+ test' "$log" | tail -1 | awk '{print $4}')
+		f=$(grep -E '^\[  FAILED  \] [0-9]+ test' "$log" | tail -1 | awk '{print $4}' || true)
 		fail=$((fail + ${f:-0}))
 	fi
 done
