@@ -14,10 +14,9 @@ make -s -j"$(nproc)" >/dev/null
 
 rc=0
 make -s check || rc=$?
-# print each test's own result lines, so a failure is explained right here
+# print the logs of failed tests, so a failure is explained right here
 for log in tests/unit/*.log tests/integration/*.log; do
 	[ -f "$log" ] || continue
-	case "$log" in *test-suite.log) continue ;; esac
 	if grep -q '^not ok\|^\[  FAILED  \]\|^FAIL' "$log"; then
 		echo "---- $log"
 		cat "$log"
@@ -31,16 +30,15 @@ fi
 pass=0 fail=0 skip=0
 for log in tests/unit/*.log tests/integration/*.log; do
 	[ -f "$log" ] || continue
-	case "$log" in *test-suite.log) continue ;; esac
-	if grep -q '^SKIP: ' "$log"; then skip=$((skip + 1)); continue; fi
-	if l=$(grep -E '^# [0-9]+ passed, [0-9]+ failed' "$log" | tail -1 || true) && [ -n "$l" ]; then
-		set -- $l
-		pass=$((pass + $2)); fail=$((fail + $4))
-	elif l=$(grep -E '^\[  PASSED  \] [0-9]+ test' "$log" | tail -1 || true) && [ -n "$l" ]; then
-		set -- $l
-		pass=$((pass + $4))
-		f=$(grep -E '^\[  FAILED  \] [0-9]+ test' "$log" | tail -1 | awk '{print $4}' || true)
-		fail=$((fail + ${f:-0}))
+	if grep -q '^SKIP: ' "$log"; then
+		skip=$((skip + 1))
+	elif grep -qE '^# [0-9]+ passed, [0-9]+ failed' "$log"; then
+		set -- $(grep -E '^# [0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+		pass=$((pass + $2)) fail=$((fail + $4))
+	else
+		# cmocka prints one PASSED/FAILED line per group
+		pass=$((pass + $(awk '/^\[  PASSED  \] [0-9]+ test/ { n += $4 } END { print n + 0 }' "$log")))
+		fail=$((fail + $(awk '/^\[  FAILED  \] [0-9]+ test/ { n += $4 } END { print n + 0 }' "$log")))
 	fi
 done
 [ "$rc" = 0 ] || [ "$fail" -gt 0 ] || fail=1
