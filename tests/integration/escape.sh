@@ -4,9 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 require_mount_env
 setup_fixture
-MNT="$T/mnt"
-mkdir "$MNT"
-mount_awfs --source "$SRC"
+mount_beside
 
 expect "hard link read-only -> writable" "EROFS" link "$MNT/ro/file" "$MNT/rw/stolen"
 expect "hard link unclassified -> writable" "EROFS" link "$MNT/rootfile" "$MNT/rw/stolen"

@@ -86,6 +86,14 @@ mount_awfs() {
 	exit 1
 }
 
+# mount_beside: serve SRC at a separate mount point $T/mnt (--source), so a
+# test can look at the host side while the mount is up
+mount_beside() {
+	MNT="$T/mnt"
+	mkdir -p "$MNT"
+	mount_awfs --source "$SRC" "$@"
+}
+
 # unmount_awfs: SIGTERM, then wait for the daemon; sets AWFS_RC
 unmount_awfs() {
 	kill -TERM "$AWFS_PID"

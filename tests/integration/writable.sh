@@ -4,10 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 require_mount_env
 setup_fixture
-# serve SRC at a separate mount point, so the test can look at the host side
-MNT="$T/mnt"
-mkdir "$MNT"
-mount_awfs --source "$SRC"
+mount_beside
 W="$MNT/rw"
 H="$SRC/rw"
 u=$AGENT_UID
