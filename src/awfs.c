@@ -23,12 +23,14 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "classify.h"
 #include "host.h"
 #include "inode.h"
 #include "log.h"
+#include "mountinfo.h"
 #include "ops.h"
 #include "policy.h"
 #include "util.h"
@@ -306,11 +308,59 @@ static int bind_aliases(const char *mnt, char **paths, size_t n)
 	return 0;
 }
 
-static void unbind_aliases(char **paths, size_t n)
+/* Unbind the aliases that are still this awfs (an administrator may have done it). */
+static void unbind_aliases(char **paths, size_t n, const char *mnt)
 {
-	for (size_t i = 0; i < n; i++)
-		if (umount2(paths[i], MNT_DETACH) < 0)
+	struct awfs_mount m, self;
+
+	if (mountinfo_find(NULL, mnt, &self) != 0)
+		self.source = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (mountinfo_find(NULL, paths[i], &m) != 0)
+			continue;
+		if (strcmp(m.fstype, "fuse.awfs") == 0 && (!self.source || strcmp(m.source, self.source) == 0) &&
+		    umount2(paths[i], MNT_DETACH) < 0)
 			log_msg(AWFS_LOG_ERR, "cannot unmount the alias %s: %s", paths[i], strerror(errno));
+		mountinfo_free(&m);
+	}
+	mountinfo_free(&self);
+}
+
+/*
+ * A dead awfs (its daemon killed) leaves a mount where every access fails
+ * with ENOTCONN, on purpose. A new awfs for the same mount point replaces it:
+ * it detaches the dead mount (only an awfs one) and mounts afresh. A live
+ * awfs there is left alone: returns -1 after saying so.
+ */
+static int replace_dead_mount(const char *mountpoint)
+{
+	char *abs = NULL, cwd[PATH_MAX];
+	struct awfs_mount m;
+	struct statvfs sv;
+	int ret = 0;
+
+	if (mountpoint[0] == '/')
+		abs = util_xstrdup(mountpoint);
+	else if (getcwd(cwd, sizeof(cwd)))
+		abs = util_xasprintf("%s/%s", cwd, mountpoint);
+	if (!abs || mountinfo_find(NULL, abs, &m) != 0) {
+		free(abs);
+		return 0;
+	}
+	if (strcmp(m.fstype, "fuse.awfs") == 0) {
+		/* statfs always reaches the daemon: no kernel cache answers it */
+		if (statvfs(abs, &sv) < 0 && errno == ENOTCONN) {
+			if (umount2(abs, MNT_DETACH) == 0)
+				fprintf(stderr, "awfs: replaced the dead awfs mount at %s\n", abs);
+		} else {
+			fprintf(stderr, "awfs: an awfs is already mounted at %s (unmount it first: fusermount3 -u %s)\n",
+				abs, abs);
+			ret = -1;
+		}
+	}
+	mountinfo_free(&m);
+	free(abs);
+	return ret;
 }
 
 /* The FUSE options awfs always sets: the ones its guarantees rest on. */
@@ -401,6 +451,8 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "awfs: cannot open /proc/self/fd: %s\n", strerror(err));
 		return 1;
 	}
+	if (replace_dead_mount(mountpoint) < 0)
+		return 1;
 	if (!realpath(mountpoint, mnt) || stat(mnt, &mst) < 0 || !S_ISDIR(mst.st_mode)) {
 		fprintf(stderr, "awfs: bad mount point `%s': %s\n", mountpoint,
 			errno ? strerror(errno) : "Not a directory");
@@ -417,7 +469,7 @@ int main(int argc, char *argv[])
 	add_mount_options(&args, src);
 	se = fuse_session_new(&args, &ops_lowlevel, sizeof(ops_lowlevel), NULL);
 	if (!se) {
-		fprintf(stderr, "awfs: bad FUSE options (see the message above); awfs --help lists them\n");
+		fprintf(stderr, "awfs: bad FUSE options (see the message above; awfs --help, mount.fuse3(8))\n");
 		return 2;
 	}
 	if (o.log) {
@@ -426,6 +478,8 @@ int main(int argc, char *argv[])
 			fprintf(stderr, "awfs: cannot open log `%s': %s\n", o.log, strerror(err));
 			goto out_session;
 		}
+	} else if (!o.foreground) {
+		log_open("syslog");	/* stderr is gone once awfs is in the background */
 	}
 
 	/* 3. the writable targets */
@@ -461,8 +515,6 @@ int main(int argc, char *argv[])
 	/* 5. the aliases, before the caller is told the mount is ready */
 	if (bind_aliases(mnt, o.also_at, o.nalso) < 0)
 		goto out_unmount;
-	if (!o.log && !o.foreground)
-		log_open("syslog");
 	log_boundary(policy, classifier, root_fd, mnt, src);
 	if (fuse_daemonize(o.foreground) != 0) {
 		fprintf(stderr, "awfs: cannot go to the background\n");
@@ -484,7 +536,7 @@ int main(int argc, char *argv[])
 	log_msg(AWFS_LOG_INFO, "unmounting %s: %llu write%s denied", mnt,
 		(unsigned long long)ops_denials(), ops_denials() == 1 ? "" : "s");
 out_aliases:
-	unbind_aliases(o.also_at, o.nalso);
+	unbind_aliases(o.also_at, o.nalso, mnt);
 out_unmount:
 	fuse_session_unmount(se);
 out_signals:

@@ -306,6 +306,17 @@ const struct awfs_rule *classify_guard_below(const struct awfs_state *s)
 	return s->guard;
 }
 
+size_t classify_alive(const struct awfs_state *s, const struct awfs_rule *const **rules)
+{
+	*rules = s->alive;
+	return s->nalive;
+}
+
+size_t classify_depth(const struct awfs_state *s)
+{
+	return s->depth;
+}
+
 size_t classify_fixed_masks(const struct awfs_state *s, const char *const **names)
 {
 	*names = s->fixed_masks;

@@ -49,11 +49,21 @@ enum awfs_origin classify_origin(const struct awfs_state *s);
 /* The deciding rule, or NULL for the root default and unclassified entries. */
 const struct awfs_rule *classify_rule(const struct awfs_state *s);
 /*
- * A read-only or masked rule may still match below this state: moving the
- * directory elsewhere would move those paths out from under their rule.
- * Returns that rule, or NULL.
+ * A read-only or masked rule may still match below this state: the rule is
+ * anchored here, so nothing may be renamed or linked into or out of this
+ * position (see ops.c). Returns that rule, or NULL.
  */
 const struct awfs_rule *classify_guard_below(const struct awfs_state *s);
+/*
+ * The rules that may still match below @s (they have more components than
+ * the path of @s). Returns the count and sets *rules; none below a mask.
+ */
+size_t classify_alive(const struct awfs_state *s, const struct awfs_rule *const **rules);
+/*
+ * The number of path components below the root that @s stands for, while
+ * rules are alive (0 for a state no rule can change any more).
+ */
+size_t classify_depth(const struct awfs_state *s);
 /*
  * Literal names of masks directly below @s: they are listed even when the
  * host has no such entry. Returns the count and sets *names.

@@ -14,7 +14,9 @@
  * Invariants:
  *  - an inode lives while its reference count is above zero: one per kernel
  *    lookup (dropped by forget) plus one per synthetic child;
- *  - the nodeid given to the kernel is the inode's address; the root is 1.
+ *  - the nodeid given to the kernel is the inode's address; the root is 1;
+ *  - the root and the nodes of the information directory (virt) are static
+ *    and never freed; their reference counts are not kept.
  */
 #ifndef AWFS_INODE_H
 #define AWFS_INODE_H
@@ -26,6 +28,13 @@
 
 struct awfs_state;
 
+enum {
+	AWFS_VIRT_NONE = 0,
+	AWFS_VIRT_DIR,		/* the information directory */
+	AWFS_VIRT_README,
+	AWFS_VIRT_DENIALS,
+};
+
 struct awfs_inode {
 	int fd;				/* host O_PATH fd; -1 when synthetic */
 	dev_t dev;
@@ -36,6 +45,7 @@ struct awfs_inode {
 	struct awfs_inode *parent;	/* synthetic only */
 	char *name;			/* synthetic only */
 	uint64_t synth_ino;		/* synthetic only: st_ino served */
+	unsigned char virt;		/* AWFS_VIRT_*: a node of the information directory */
 	struct awfs_inode *next;	/* hash chain */
 };
 

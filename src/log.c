@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util.h"
+
 enum sink { SINK_STDERR, SINK_SYSLOG, SINK_FILE };
 
 static enum sink sink = SINK_STDERR;
@@ -49,31 +51,6 @@ bool ratelimit_take(struct awfs_ratelimit *rl, double now, uint64_t *suppressed)
 	return true;
 }
 
-/* Length of the valid UTF-8 sequence at @s (at most @n bytes), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n, unsigned *cp)
-{
-	size_t len;
-	unsigned c;
-
-	if (s[0] < 0xc2 || s[0] > 0xf4)
-		return 0;
-	len = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
-	if (len > n)
-		return 0;
-	c = s[0] & (0x7f >> len);
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	/* overlong, surrogate or out of range */
-	if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 || c > 0x10ffff)) ||
-	    (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return len;
-}
-
 /* Code points that reorder or hide text in a terminal: shown escaped. */
 static bool cp_is_tricky(unsigned c)
 {
@@ -101,7 +78,7 @@ static size_t escape_piece(const unsigned char *s, size_t len, size_t *i, char *
 		tmp[1] = s[*i] == '\n' ? 'n' : s[*i] == '\t' ? 't' : 'r';
 		tl = 2;
 		(*i)++;
-	} else if (s[*i] >= 0x80 && (ul = utf8_len(s + *i, len - *i, &cp)) > 0) {
+	} else if (s[*i] >= 0x80 && (ul = util_utf8_len(s + *i, len - *i, &cp)) > 0) {
 		if (cp_is_tricky(cp)) {
 			tl = (size_t)snprintf(tmp, 16, "\\u%04x", cp);
 		} else {

@@ -12,9 +12,11 @@
  *    cache-memory but cannot remove or replace cache-memory itself;
  *  - a change to an object (open for write or O_TRUNC, setattr, xattrs,
  *    fallocate, copy_file_range into it) needs the object to be writable;
- *  - link() and rename() need both ends writable, and a directory may not be
- *    moved while a read-only or masked rule still matches below it (moving it
- *    would carry those paths out from under their rule);
+ *  - link() and rename() need both ends writable; and where a read-only or
+ *    masked rule still applies below a path (it is "anchored" there), nothing
+ *    may be renamed or linked into or out of that path, nor a symlink made
+ *    there: that would carry the rule's paths out from under it, or plant
+ *    what the agent wrote (or a redirection) under it;
  *  - a masked entry is synthetic: nothing below it is ever looked up on the
  *    host, and nothing of the host's entry (owner, size, times, inode number,
  *    xattrs) is served.
@@ -211,10 +213,13 @@ static int deny(fuse_req_t req, const char *op, const struct awfs_inode *in, con
 		const struct awfs_rule *g = classify_guard_below(bst);
 		char gp[3 * PATH_MAX];
 
+		char gf[3 * PATH_MAX];
+
 		display_path(bin, bname, bpath, sizeof(bpath));
 		log_escape(g->path, strlen(g->path), gp, sizeof(gp));
-		snprintf(why, sizeof(why), "paths below %s are governed by %s rule \"%s\" (%s:%d), so no directory or symlink may move into or out of it, nor a symlink be made there",
-			 bpath, policy_class_key(g->cls), gp, cfg->policy->file, g->line);
+		log_escape(cfg->policy->file, strlen(cfg->policy->file), gf, sizeof(gf));
+		snprintf(why, sizeof(why), "%s rule \"%s\" (%s:%d) applies below %s, so nothing may be renamed or linked into or out of it, nor a symlink made there",
+			 policy_class_key(g->cls), gp, gf, g->line, bpath);
 	} else {
 		char ex[4096];
 
@@ -358,6 +363,23 @@ static int check_node2(fuse_req_t req, const char *op, struct awfs_inode *in,
 static int check_node(fuse_req_t req, const char *op, struct awfs_inode *in)
 {
 	return check_node2(req, op, in, NULL);
+}
+
+/*
+ * Paths are classified by where they are, so a rule still alive below a
+ * position (a read-only .git inside a memory, a mask) is anchored to that
+ * path. Nothing may move into or out of such a position: a directory would
+ * carry the rule's paths out from under it, or plant content the agent wrote
+ * under it; a symlink would redirect it. The check looks at positions only,
+ * never at what the names hold now, so no race can swap a directory in
+ * between the check and the rename.
+ */
+static int check_anchor(fuse_req_t req, const char *op, struct awfs_inode *dir, const char *name,
+			const struct other_end *other, const struct awfs_state *st)
+{
+	if (!classify_guard_below(st))
+		return 0;
+	return deny(req, op, dir, name, other, BLOCK_SUBTREE, dir, name, st);
 }
 
 /* ------------------------------------------------------------ attributes */
@@ -591,8 +613,8 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	int err = check_entry(req, op, dir, name, &st);
 
 	/* a symlink where a stricter rule is anchored below would redirect it */
-	if (!err && link && classify_guard_below(st))
-		err = deny(req, op, dir, name, NULL, BLOCK_SUBTREE, dir, name, st);
+	if (!err && link)
+		err = check_anchor(req, op, dir, name, NULL, st);
 	if (err) {
 		fuse_reply_err(req, err);
 		return;
@@ -630,10 +652,13 @@ static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const cha
 {
 	struct awfs_inode *in = inode_get(ino), *dir = inode_get(parent);
 	struct other_end to = { "to", dir, name }, from = { "from", in, NULL };
+	const struct awfs_state *st = NULL;
 	int err = check_node2(req, "link", in, &to);
 
 	if (!err)
-		err = check_entry2(req, "link", dir, name, NULL, &from);
+		err = check_entry2(req, "link", dir, name, &st, &from);
+	if (!err)
+		err = check_anchor(req, "link", dir, name, &from, st);
 	if (!err)
 		err = host_link(in->fd, dir->fd, name);
 	if (err)
@@ -662,36 +687,6 @@ static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fuse_reply_err(req, err);
 }
 
-/*
- * Paths are classified by where they are, so a rule still alive below a
- * position (a read-only .git inside a memory, a mask) is anchored to that path.
- * A directory or a symlink must therefore not move out of such a position
- * (it would carry the rule's paths out from under it) nor into one (it
- * would plant content the agent wrote, or a redirection, under the rule).
- * Regular files have nothing below them and move freely.
- */
-static int check_move(fuse_req_t req, const char *op, struct awfs_inode *dir, const char *name,
-		      struct awfs_inode *ndir, const char *newname,
-		      const struct awfs_state *from, const struct awfs_state *to)
-{
-	const struct other_end other = { "to", ndir, newname };
-	const struct awfs_state *guarded = classify_guard_below(from) ? from :
-					   classify_guard_below(to) ? to : NULL;
-	struct stat sb;
-	int err;
-
-	if (!guarded)
-		return 0;
-	err = host_stat_at(dir->fd, name, &sb);
-	if (err == ENOENT)
-		return 0;	/* the rename itself will say ENOENT */
-	if (err == 0 && !S_ISDIR(sb.st_mode) && !S_ISLNK(sb.st_mode))
-		return 0;
-	if (guarded == from)
-		return deny(req, op, dir, name, &other, BLOCK_SUBTREE, dir, name, from);
-	return deny(req, op, dir, name, &other, BLOCK_SUBTREE, ndir, newname, to);
-}
-
 static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 		      const char *newname, unsigned int flags)
 {
@@ -705,9 +700,9 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	if (!err)
 		err = check_entry2(req, op, ndir, newname, &dst, &from);
 	if (!err)
-		err = check_move(req, op, dir, name, ndir, newname, sst, dst);
-	if (!err && (flags & RENAME_EXCHANGE))
-		err = check_move(req, op, ndir, newname, dir, name, dst, sst);
+		err = check_anchor(req, op, dir, name, &to, sst);
+	if (!err)
+		err = check_anchor(req, op, ndir, newname, &from, dst);
 	if (!err)
 		err = host_rename(dir->fd, name, ndir->fd, newname, flags);
 	fuse_reply_err(req, err);

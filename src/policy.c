@@ -339,14 +339,14 @@ static int parse_rule(struct loader *ld, const config_setting_t *g, enum awfs_cl
 	if (r->create && r->path) {
 		for (size_t i = 0; i < r->ncomps; i++) {
 			if (!r->literal[i]) {
-				msgs_add(ld->errs, "%s:%d: create = true on the pattern \"%s\". Expected create only on a literal path (awfs cannot create a glob). Example: %s",
+				msgs_add(ld->errs, "%s:%d: create on the pattern \"%s\". Expected create only on a literal path (awfs cannot create a glob). Example: %s",
 					 ld->file, line, path, class_examples[AWFS_CLASS_WRITE]);
 				bad = -1;
 				break;
 			}
 		}
 		if (r->ncomps == 0) {
-			msgs_add(ld->errs, "%s:%d: create = true on the root \".\". Expected create only below the root, which always exists. Example: %s",
+			msgs_add(ld->errs, "%s:%d: create on the root \".\". Expected create only below the root, which always exists. Example: %s",
 				 ld->file, line, class_examples[AWFS_CLASS_WRITE]);
 			bad = -1;
 		}

@@ -93,6 +93,72 @@ void msgs_clear(struct awfs_msgs *m)
 	m->n = 0;
 }
 
+void counts_add(struct awfs_counts *c, const char *key, size_t cap)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		if (strcmp(c->v[i].key, key) == 0) {
+			c->v[i].n++;
+			return;
+		}
+	}
+	if (c->n >= cap) {
+		counts_add(c, "(other)", cap + 1);
+		return;
+	}
+	c->v = util_xrealloc(c->v, (c->n + 1) * sizeof(*c->v));
+	c->v[c->n].key = util_xstrdup(key);
+	c->v[c->n].n = 1;
+	c->n++;
+}
+
+static int cmp_count(const void *a, const void *b)
+{
+	const struct awfs_count *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+void counts_sort(struct awfs_counts *c)
+{
+	if (c->n)
+		qsort(c->v, c->n, sizeof(*c->v), cmp_count);
+}
+
+void counts_clear(struct awfs_counts *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		free(c->v[i].key);
+	free(c->v);
+	c->v = NULL;
+	c->n = 0;
+}
+
+size_t util_utf8_len(const unsigned char *s, size_t n, unsigned *cp)
+{
+	size_t len;
+	unsigned c;
+
+	if (n == 0 || s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	len = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+	if (len > n)
+		return 0;
+	c = s[0] & (0x7f >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	/* overlong, surrogate or out of range */
+	if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
 const char *util_errno_name(int err)
 {
 	static __thread char buf[16];

@@ -12,12 +12,24 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define AWFS_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 /* A growable list of formatted messages. */
 struct awfs_msgs {
 	char **v;
+	size_t n;
+};
+
+/* A small table of counters by name, for summaries. */
+struct awfs_count {
+	char *key;
+	uint64_t n;
+};
+
+struct awfs_counts {
+	struct awfs_count *v;
 	size_t n;
 };
 
@@ -36,6 +48,21 @@ char *util_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 void msgs_add(struct awfs_msgs *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Free every message and reset @m to empty. */
 void msgs_clear(struct awfs_msgs *m);
+
+/*
+ * Length of the valid, shortest-form UTF-8 sequence at @s (at most @n bytes)
+ * with its code point in *@cp, or 0 when the bytes there are not one.
+ */
+size_t util_utf8_len(const unsigned char *s, size_t n, unsigned *cp);
+/*
+ * Count one more @key; past @cap distinct keys, count it under "(other)",
+ * so a hostile caller cannot grow the table without bound.
+ */
+void counts_add(struct awfs_counts *c, const char *key, size_t cap);
+/* Sort by count (descending), then key. */
+void counts_sort(struct awfs_counts *c);
+/* Free the table and reset it. */
+void counts_clear(struct awfs_counts *c);
 
 /* The symbolic name of an errno value ("EROFS"), or "E<number>". */
 const char *util_errno_name(int err);

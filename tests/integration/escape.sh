@@ -29,7 +29,11 @@ expect "  ... nor with RENAME_EXCHANGE" "EROFS" rename-exchange "$MNT/rw/plant" 
 expect "symlink made where a read-only rule applies below" "EROFS" symlink "$MNT/rw/plant" "$MNT/rw/repo-y"
 expect "mkdir there is fine: the rule then applies below it" "OK" mkdir "$MNT/rw/repo-z"
 expect "  ... and its hooks are read-only" "EROFS" mkdir "$MNT/rw/repo-z/hooks"
-expect "a regular file may take such a name" "OK" write "$MNT/rw/repo-f" x
+expect "a regular file may be created with such a name" "OK" write "$MNT/rw/repo-f" x
+expect "  ... but not renamed into one" "EROFS" rename "$MNT/rw/file" "$MNT/rw/repo-g"
+as_agent ln -s "$MNT/rw/plant" "$MNT/rw/sym-to-plant"
+expect "a symlink hard-linked into such a name" "EROFS" link "$MNT/rw/sym-to-plant" "$MNT/rw/repo-h"
+expect "a file hard-linked into such a name" "EROFS" link "$MNT/rw/file" "$MNT/rw/repo-i"
 expect "the read-only hooks dir cannot be removed" "EROFS" rmdir "$MNT/rw/proj/hooks"
 expect "rename a plain writable dir" "OK" rename "$MNT/rw/sub" "$MNT/rw/sub2"
 expect "rename a writable dir onto the read-only name" "EROFS" rename "$MNT/rw/sub2" "$MNT/rw/.git"
@@ -60,5 +64,5 @@ check "masks held on the host" "TOPSECRET" "$(cat "$SRC/secret/data")"
 check "read-only files held on the host" "RODATA GITCFG HOOK" \
 	"$(cat "$SRC/ro/file" "$SRC/rw/.git/config" "$SRC/rw/proj/hooks/pre-commit" | tr '\n' ' ' | sed 's/ $//')"
 check_match "the guard denial names the rule" \
-	"denied rename $MNT/rw/proj to $MNT/rw/proj2 for .*: paths below $MNT/rw/proj are governed by read_only rule \"rw/proj/hooks\" \([^)]*policy.conf:[0-9]+\), so no directory or symlink may move into or out of it" "$(cat "$LOG")"
+	"denied rename $MNT/rw/proj to $MNT/rw/proj2 for .*: read_only rule \"rw/proj/hooks\" \([^)]*policy.conf:[0-9]+\) applies below $MNT/rw/proj, so nothing may be renamed or linked into or out of it, nor a symlink made there" "$(cat "$LOG")"
 finish

@@ -49,7 +49,17 @@ expect "SIGKILL: writes fail closed" "ENOTCONN" write "$MNT/rw/x" x
 fusermount3 -u "$MNT"
 check "fusermount3 -u clears the dead mount" "no" "$(is_mounted "$MNT" && echo yes || echo no)"
 mount_awfs
-expect "a new awfs mounts over it" "ENOENT" read "$MNT/secret/data"
+expect "a new awfs mounts" "ENOENT" read "$MNT/secret/data"
+kill -KILL "$AWFS_PID"; wait "$AWFS_PID" 2>/dev/null; AWFS_PID=""
+expect "killed again: fails closed" "ENOTCONN" read "$MNT/ro/file"
+mount_awfs
+expect "a new awfs replaces the dead mount by itself" "OK:RODATA\x0a" read "$MNT/ro/file"
+expect "  ... and the mask holds" "ENOENT" read "$MNT/secret/data"
+check_match "  ... and says so" "replaced the dead awfs mount at $MNT" "$(cat "$T/awfs.stderr")"
+check "  ... leaving one awfs mount there" "1" "$(awk -v p="$MNT" '$5 == p' /proc/self/mountinfo | grep -c fuse.awfs)"
+out=$("$AWFS" "$MNT" --policy "$POLICY" -f 2>&1); rc=$?
+check "a second awfs over a live one: exit 1" "1" "$rc"
+check_match "  ... says why" "an awfs is already mounted at $MNT \(unmount it first: fusermount3 -u $MNT\)" "$out"
 unmount_awfs
 check "host data intact after the crash" "TOPSECRET RODATA" "$(cat "$SRC/secret/data" "$SRC/ro/file" | tr '\n' ' ' | sed 's/ $//')"
 
