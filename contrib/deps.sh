@@ -2,7 +2,7 @@
 # deps.sh - install what building and testing awfs needs on Debian 12, and
 # only what is missing. Sourced by contrib/demo.sh and tests/run-all.sh.
 
-AWFS_DEPS="gcc make autoconf automake pkg-config libfuse3-dev fuse3 libconfig-dev libcmocka-dev attr util-linux"
+AWFS_DEPS="gcc make autoconf automake pkg-config libfuse3-dev fuse3 libconfig-dev libcmocka-dev attr util-linux jq"
 
 awfs_install_deps() {
 	local missing="" p

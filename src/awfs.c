@@ -26,20 +26,25 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "classify.h"
 #include "host.h"
+#include "info.h"
 #include "inode.h"
 #include "log.h"
 #include "mountinfo.h"
 #include "ops.h"
 #include "policy.h"
 #include "util.h"
+#include "verdict.h"
 
 struct options {
 	char *policy;
 	char *source;
 	char *runtime;
 	char *log;
+	char *audit;
+	char *info_dir;
 	char *cache;
 	char **also_at;
 	size_t nalso;
@@ -48,6 +53,8 @@ struct options {
 	int foreground;
 	int debug;
 	int xattr;
+	int no_info_dir;
+	int fail_on_denial;
 	int show_help;
 	int show_version;
 };
@@ -68,6 +75,12 @@ static const struct fuse_opt awfs_opts[] = {
 	OPT("--source %s", source), OPT("--source=%s", source), OPT("source=%s", source),
 	OPT("--runtime %s", runtime), OPT("--runtime=%s", runtime), OPT("runtime=%s", runtime),
 	OPT("--log %s", log), OPT("--log=%s", log), OPT("log=%s", log),
+	OPT("--audit %s", audit), OPT("--audit=%s", audit), OPT("audit=%s", audit),
+	OPT("--info-dir %s", info_dir), OPT("--info-dir=%s", info_dir), OPT("info_dir=%s", info_dir),
+	{ "--no-info-dir", offsetof(struct options, no_info_dir), 1 },
+	{ "noinfo_dir", offsetof(struct options, no_info_dir), 1 },
+	{ "--fail-on-denial", offsetof(struct options, fail_on_denial), 1 },
+	{ "fail_on_denial", offsetof(struct options, fail_on_denial), 1 },
 	OPT("cache=%s", cache),
 	FUSE_OPT_KEY("--also-at ", KEY_ALSO_AT), FUSE_OPT_KEY("--also-at=", KEY_ALSO_AT),
 	FUSE_OPT_KEY("also_at=", KEY_ALSO_AT),
@@ -96,17 +109,24 @@ static void usage(FILE *out)
 		"  --log DEST           stderr, syslog or a file to append to\n"
 		"                       [stderr with -f, else syslog]\n"
 		"  --also-at PATH       show the same view at PATH too (a bind mount); repeatable\n"
+		"  --audit FILE         append JSON-lines audit records to FILE\n"
+		"  --fail-on-denial     exit 3 at unmount if any write was denied (use with -f)\n"
+		"  --info-dir NAME      name of the read-only information directory at the\n"
+		"                       mount root (README, denials)                    [.awfs]\n"
+		"  --no-info-dir        serve no information directory\n"
 		"  -f                   stay in the foreground\n"
 		"  -d                   debug: foreground, and print every FUSE request\n"
 		"  -o OPT[,OPT...]      FUSE mount options, and:\n"
 		"       cache=auto|always|never   kernel caching of entries, attributes, data [auto]\n"
 		"       xattr | noxattr           serve extended attributes                   [xattr]\n"
-		"       policy=, source=, runtime=, log=, also_at=   as the options above\n"
+		"       policy=, source=, runtime=, log=, also_at=, audit=, info_dir=,\n"
+		"       noinfo_dir, fail_on_denial   as the options above\n"
 		"  -h, --help           this help\n"
 		"  -V, --version        the version\n"
 		"\n"
 		"Exit status: 0 after a clean unmount, 1 when mounting failed, 2 for a bad\n"
-		"policy or command line.\n");
+		"policy or command line, 3 when writes were denied and --fail-on-denial\n"
+		"was given.\n");
 }
 
 static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
@@ -161,6 +181,8 @@ static void options_free(struct options *o)
 	free(o->source);
 	free(o->runtime);
 	free(o->log);
+	free(o->audit);
+	free(o->info_dir);
 	free(o->cache);
 	for (size_t i = 0; i < o->nalso; i++)
 		free(o->also_at[i]);
@@ -252,11 +274,21 @@ static void list_add(char **list, const char *word)
 }
 
 /* One line that says what the boundary is, and the unclassified entries. */
-static void log_boundary(const struct awfs_policy *p, struct awfs_classifier *c, int root_fd,
-			 const char *mnt, const char *source)
+static int cmp_str(const void *a, const void *b)
 {
-	char *lists[3] = { NULL, NULL, NULL }, *uncl = NULL;
-	char esc[3 * PATH_MAX];
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Say what the boundary is: one log line, the audit mount record, and each
+ * unclassified top-level entry found now (logged and audited once).
+ */
+static void log_boundary(const struct awfs_policy *p, struct awfs_classifier *c, int root_fd,
+			 const char *mnt, const char *source, const char *info_dir)
+{
+	char *lists[3] = { NULL, NULL, NULL }, *uncl_text = NULL, **uncl = NULL;
+	char esc[3 * PATH_MAX], emnt[3 * PATH_MAX], esrc[3 * PATH_MAX];
+	size_t nuncl = 0;
 	DIR *dp;
 
 	for (size_t i = 0; i < p->nrules; i++) {
@@ -269,24 +301,38 @@ static void log_boundary(const struct awfs_policy *p, struct awfs_classifier *c,
 		while ((de = readdir(dp)) != NULL) {
 			const struct awfs_state *st;
 
-			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+			    (info_dir && strcmp(de->d_name, info_dir) == 0))
 				continue;
 			st = classify_child(c, classify_root(c), de->d_name);
 			if (classify_origin(st) != AWFS_ORIGIN_UNCLASSIFIED)
 				continue;
-			log_escape(de->d_name, strlen(de->d_name), esc, sizeof(esc));
-			list_add(&uncl, esc);
+			uncl = util_xrealloc(uncl, (nuncl + 1) * sizeof(*uncl));
+			uncl[nuncl++] = util_xstrdup(de->d_name);
 		}
 		closedir(dp);
 	}
+	qsort(uncl, nuncl, sizeof(*uncl), cmp_str);
+	for (size_t i = 0; i < nuncl; i++) {
+		log_escape(uncl[i], strlen(uncl[i]), esc, sizeof(esc));
+		list_add(&uncl_text, esc);
+	}
+	log_escape(mnt, strlen(mnt), emnt, sizeof(emnt));
+	log_escape(source, strlen(source), esrc, sizeof(esrc));
 	log_msg(AWFS_LOG_INFO, "mounted %s (source %s%s%s): masked: %s; writable: %s; read-only: %s; unclassified: %s",
-		mnt, source, p->runtime ? ", runtime " : "", p->runtime ? p->runtime : "",
+		emnt, esrc, p->runtime ? ", runtime " : "", p->runtime ? p->runtime : "",
 		lists[AWFS_CLASS_MASK] ? lists[AWFS_CLASS_MASK] : "none",
 		lists[AWFS_CLASS_WRITE] ? lists[AWFS_CLASS_WRITE] : "none",
 		lists[AWFS_CLASS_RO] ? lists[AWFS_CLASS_RO] : "none (everything else is read-only)",
-		uncl ? uncl : "none");
+		uncl_text ? uncl_text : "none");
+	audit_mount(p, mnt, source, uncl, nuncl);
+	for (size_t i = 0; i < nuncl; i++) {
+		verdict_note_unclassified(uncl[i]);
+		free(uncl[i]);
+	}
 	for (int i = 0; i < 3; i++)
 		free(lists[i]);
+	free(uncl_text);
 	free(uncl);
 }
 
@@ -398,6 +444,7 @@ int main(int argc, char *argv[])
 	struct stat root_st, mst;
 	char mnt[PATH_MAX], src[PATH_MAX];
 	const char *mountpoint, *source;
+	char *summary;
 	int root_fd, err, ret = 1;
 
 	if (fuse_opt_parse(&args, &o, awfs_opts, opt_proc) < 0)
@@ -426,6 +473,11 @@ int main(int argc, char *argv[])
 	if (o.runtime && !policy_runtime_known(o.runtime)) {
 		fprintf(stderr, "awfs: unknown runtime `%s': expected one of %s\n", o.runtime,
 			policy_runtime_list());
+		return 2;
+	}
+	if (o.info_dir && (!o.info_dir[0] || strchr(o.info_dir, '/') || strcmp(o.info_dir, ".") == 0 ||
+			   strcmp(o.info_dir, "..") == 0 || strlen(o.info_dir) > NAME_MAX)) {
+		fprintf(stderr, "awfs: --info-dir %s: expected one file name, such as .awfs\n", o.info_dir);
 		return 2;
 	}
 	if (o.cache && strcmp(o.cache, "auto") && strcmp(o.cache, "always") && strcmp(o.cache, "never")) {
@@ -481,6 +533,13 @@ int main(int argc, char *argv[])
 	} else if (!o.foreground) {
 		log_open("syslog");	/* stderr is gone once awfs is in the background */
 	}
+	if (o.audit) {
+		err = audit_open(o.audit);
+		if (err) {
+			fprintf(stderr, "awfs: cannot open audit file `%s': %s\n", o.audit, strerror(err));
+			goto out_session;
+		}
+	}
 
 	/* 3. the writable targets */
 	if (prepare_targets(policy, root_fd, &root_st, src))
@@ -493,6 +552,8 @@ int main(int argc, char *argv[])
 	oc.mountpoint = mnt;
 	oc.source = src;
 	oc.xattr = o.xattr;
+	oc.info_dir = o.no_info_dir ? NULL : o.info_dir ? o.info_dir : ".awfs";
+	info_init(oc.info_dir, policy, mnt);
 	oc.keep_cache = true;
 	oc.entry_timeout = oc.attr_timeout = oc.negative_timeout = 1.0;
 	if (o.cache && strcmp(o.cache, "always") == 0) {
@@ -515,7 +576,7 @@ int main(int argc, char *argv[])
 	/* 5. the aliases, before the caller is told the mount is ready */
 	if (bind_aliases(mnt, o.also_at, o.nalso) < 0)
 		goto out_unmount;
-	log_boundary(policy, classifier, root_fd, mnt, src);
+	log_boundary(policy, classifier, root_fd, mnt, src, oc.info_dir);
 	if (fuse_daemonize(o.foreground) != 0) {
 		fprintf(stderr, "awfs: cannot go to the background\n");
 		goto out_aliases;
@@ -532,9 +593,13 @@ int main(int argc, char *argv[])
 	/* the loop returns the signal that ended it (a clean stop) or -errno */
 	ret = fuse_session_loop_mt(se, lc) < 0;
 	fuse_loop_cfg_destroy(lc);
-	ops_flush_suppressed();
-	log_msg(AWFS_LOG_INFO, "unmounting %s: %llu write%s denied", mnt,
-		(unsigned long long)ops_denials(), ops_denials() == 1 ? "" : "s");
+	summary = verdict_summary();
+	if (o.fail_on_denial && verdict_denials() > 0) {
+		/* loud on purpose: the step must not exit 0 over lost writes */
+		fprintf(stderr, "awfs: %s; failing (--fail-on-denial)\n", summary);
+		ret = 3;
+	}
+	free(summary);
 out_aliases:
 	unbind_aliases(o.also_at, o.nalso, mnt);
 out_unmount:
@@ -545,6 +610,8 @@ out_session:
 	fuse_session_destroy(se);
 	fuse_opt_free_args(&args);
 	ops_fini();
+	info_fini();
+	audit_close();
 	classify_free(classifier);
 	policy_free(policy);
 	options_free(&o);

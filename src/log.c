@@ -59,12 +59,12 @@ static bool cp_is_tricky(unsigned c)
 }
 
 /* Escape the piece of @s at *@i into @tmp (at most 12 bytes); advance *@i. */
-static size_t escape_piece(const unsigned char *s, size_t len, size_t *i, char *tmp)
+static size_t escape_piece(const unsigned char *s, size_t len, size_t *i, char *tmp, bool quotes)
 {
 	unsigned cp = 0;
 	size_t ul = 0, tl;
 
-	if (s[*i] >= 0x20 && s[*i] < 0x7f && s[*i] != '\\' && s[*i] != '"') {
+	if (s[*i] >= 0x20 && s[*i] < 0x7f && (!quotes || (s[*i] != '\\' && s[*i] != '"'))) {
 		tmp[0] = (char)s[*i];
 		tl = 1;
 		(*i)++;
@@ -93,7 +93,7 @@ static size_t escape_piece(const unsigned char *s, size_t len, size_t *i, char *
 	return tl;
 }
 
-char *log_escape(const char *in, size_t len, char *out, size_t outsz)
+static char *escape(const char *in, size_t len, char *out, size_t outsz, bool quotes)
 {
 	const unsigned char *s = (const unsigned char *)in;
 	size_t o = 0, total = 0, reserve;
@@ -102,11 +102,11 @@ char *log_escape(const char *in, size_t len, char *out, size_t outsz)
 	if (outsz == 0)
 		return out;
 	for (size_t i = 0; i < len;)
-		total += escape_piece(s, len, &i, tmp);
+		total += escape_piece(s, len, &i, tmp, quotes);
 	/* when it all fits, no room is kept for the "..." of a cut */
 	reserve = total + 1 <= outsz ? 1 : 4;
 	for (size_t i = 0; i < len;) {
-		size_t tl = escape_piece(s, len, &i, tmp);
+		size_t tl = escape_piece(s, len, &i, tmp, quotes);
 
 		if (o + tl + reserve > outsz) {
 			if (o + 4 <= outsz) {
@@ -120,6 +120,16 @@ char *log_escape(const char *in, size_t len, char *out, size_t outsz)
 	}
 	out[o] = '\0';
 	return out;
+}
+
+char *log_escape(const char *in, size_t len, char *out, size_t outsz)
+{
+	return escape(in, len, out, outsz, true);
+}
+
+char *log_escape_text(const char *in, size_t len, char *out, size_t outsz)
+{
+	return escape(in, len, out, outsz, false);
 }
 
 int log_open(const char *dest)

@@ -52,6 +52,12 @@ bool ratelimit_take(struct awfs_ratelimit *rl, double now, uint64_t *suppressed)
 char *log_escape(const char *in, size_t len, char *out, size_t outsz);
 
 /*
+ * The same for text meant to be read as is (the .awfs README): quotes and
+ * backslashes stay; controls and invalid bytes are still escaped.
+ */
+char *log_escape_text(const char *in, size_t len, char *out, size_t outsz);
+
+/*
  * Open the log: "stderr", "syslog" or a file path (appended). Returns 0 or
  * an errno value.
  */

@@ -40,23 +40,33 @@
 
 #include "host.h"
 #include "inode.h"
+#include "info.h"
 #include "log.h"
 #include "util.h"
+#include "verdict.h"
 
 #define AWFS_MASK_DIR_MODE (S_IFDIR | 01777)
 #define AWFS_MASK_FILE_MODE (S_IFREG | 0666)
-#define AWFS_MAX_UNCLASSIFIED 4096
+#define AWFS_INFO_INO 0xfffffffd00000000ULL
 
 static const struct awfs_ops_config *cfg;
-static char *writable_hint;		/* escaped list of writable paths */
-static atomic_uint_fast64_t denials;
 
-static pthread_mutex_t rl_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct awfs_ratelimit rl;
+/*
+ * The information directory and its two files: static inodes, never in the
+ * table, never freed. Their text is made from the policy and from refused
+ * requests (info.c), never from the host.
+ */
+static struct awfs_inode virt_dir = { .fd = -1, .type = S_IFDIR, .virt = AWFS_VIRT_DIR };
+static struct awfs_inode virt_readme = { .fd = -1, .type = S_IFREG, .virt = AWFS_VIRT_README,
+					 .parent = &virt_dir, .name = "README" };
+static struct awfs_inode virt_denials = { .fd = -1, .type = S_IFREG, .virt = AWFS_VIRT_DENIALS,
+					  .parent = &virt_dir, .name = "denials" };
 
-static pthread_mutex_t uncl_lock = PTHREAD_MUTEX_INITIALIZER;
-static char **uncl_names;
-static size_t uncl_n;
+/* The snapshot of a virtual file's text, taken at open. */
+struct virt_handle {
+	char *text;
+	size_t len;
+};
 
 /* An open directory: a snapshot of its entries, taken at opendir. */
 struct dir_entry {
@@ -76,287 +86,82 @@ static bool is_masked(const struct awfs_inode *in)
 	return classify_class(in->state) == AWFS_CLASS_MASK;
 }
 
-/* ------------------------------------------------------------ messages */
-
-/* The path under the mount as the agent sees it, escaped. */
-static void display_path(const struct awfs_inode *in, const char *name, char *out, size_t size)
-{
-	char raw[PATH_MAX + NAME_MAX + 2];
-	char esc[3 * sizeof(raw)];
-	size_t srclen = strlen(cfg->source);
-	const char *rel = NULL;
-
-	if (in->fd < 0) {
-		char parent[sizeof(raw)];
-
-		/* a synthetic entry: its parent's path plus its name */
-		display_path(in->parent, NULL, parent, sizeof(parent));
-		log_escape(in->name, strlen(in->name), esc, sizeof(esc));
-		snprintf(out, size, "%s/%s", parent, esc);
-	} else {
-		if (host_fd_path(in->fd, raw, sizeof(raw)) == 0) {
-			if (strncmp(raw, cfg->source, srclen) == 0 &&
-			    (raw[srclen] == '/' || raw[srclen] == '\0'))
-				rel = raw + srclen;
-			else if (strcmp(cfg->source, "/") == 0)
-				rel = raw;
-		}
-		if (rel) {
-			log_escape(rel, strlen(rel), esc, sizeof(esc));
-			snprintf(out, size, "%s%s", cfg->mountpoint, esc);
-		} else {
-			/* moved out from under the source: show the host path */
-			log_escape(raw, strnlen(raw, sizeof(raw)), esc, sizeof(esc));
-			snprintf(out, size, "%s", esc);
-		}
-	}
-	if (name) {
-		size_t l = strlen(out);
-
-		log_escape(name, strlen(name), esc, sizeof(esc));
-		snprintf(out + l, size - l, "%s%s", (l && out[l - 1] == '/') ? "" : "/", esc);
-	}
-}
-
-/* Why a state is what it is, in words, escaped. */
-static void explain_state(const struct awfs_state *st, char *out, size_t size)
-{
-	const struct awfs_rule *r = classify_rule(st);
-	char path[3 * PATH_MAX], reason[1024], file[3 * PATH_MAX];
-
-	switch (classify_origin(st)) {
-	case AWFS_ORIGIN_RULE:
-		log_escape(r->path, strlen(r->path), path, sizeof(path));
-		log_escape(r->reason, strlen(r->reason), reason, sizeof(reason));
-		log_escape(cfg->policy->file, strlen(cfg->policy->file), file, sizeof(file));
-		snprintf(out, size, "%s by %s rule \"%s\" (%s:%d: %s)", policy_class_word(r->cls),
-			 policy_class_key(r->cls), path, file, r->line, reason);
-		break;
-	case AWFS_ORIGIN_ROOT:
-		snprintf(out, size, "read-only: no rule makes it writable");
-		break;
-	case AWFS_ORIGIN_UNCLASSIFIED:
-		snprintf(out, size, "%s: unclassified (its top-level entry is named by no rule; unclassified = \"%s\")",
-			 policy_class_word(classify_class(st)),
-			 cfg->policy->unclassified == AWFS_UNCLASSIFIED_MASK ? "mask" : "warn");
-		break;
-	}
-}
-
-static void caller_comm(pid_t pid, char *out, size_t size)
-{
-	char p[64], raw[64];
-	ssize_t n = -1;
-	int fd;
-
-	snprintf(p, sizeof(p), "/proc/%d/comm", (int)pid);
-	fd = pid > 0 ? open(p, O_RDONLY | O_CLOEXEC) : -1;
-	if (fd >= 0) {
-		n = read(fd, raw, sizeof(raw) - 1);
-		close(fd);
-	}
-	if (n <= 0) {
-		snprintf(out, size, "?");
-		return;
-	}
-	if (raw[n - 1] == '\n')
-		n--;
-	log_escape(raw, (size_t)n, out, size);
-}
-
-enum blocker {
-	BLOCK_SELF,		/* the object itself is not writable */
-	BLOCK_PARENT,		/* the directory holding the entry is not writable */
-	BLOCK_ENTRY,		/* the entry's own path is not writable */
-	BLOCK_SUBTREE,		/* a stricter rule is anchored below the path */
-};
-
-/*
- * Log a denial (rate-limited) and return EROFS. @in/@name name what was
- * operated on; @bin/@bname and @bst what refused it.
- */
-struct other_end {
-	const char *word;		/* "to" or "from" */
-	const struct awfs_inode *in;
-	const char *name;
-};
-
-static int deny(fuse_req_t req, const char *op, const struct awfs_inode *in, const char *name,
-		const struct other_end *other, enum blocker how, const struct awfs_inode *bin,
-		const char *bname, const struct awfs_state *bst)
-{
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	char path[4 * PATH_MAX], bpath[4 * PATH_MAX], why[8192], comm[64];
-	char opath[4 * PATH_MAX + 8] = "";
-	uint64_t suppressed = 0;
-	bool ok;
-
-	atomic_fetch_add(&denials, 1);
-	pthread_mutex_lock(&rl_lock);
-	ok = ratelimit_take(&rl, log_now(), &suppressed);
-	pthread_mutex_unlock(&rl_lock);
-	if (!ok)
-		return EROFS;
-	if (suppressed)
-		log_msg(AWFS_LOG_WARN, "%llu denial messages suppressed by the rate limit",
-			(unsigned long long)suppressed);
-
-	display_path(in, name, path, sizeof(path));
-	if (other) {
-		char tmp[4 * PATH_MAX];
-
-		display_path(other->in, other->name, tmp, sizeof(tmp));
-		snprintf(opath, sizeof(opath), " %s %s", other->word, tmp);
-	}
-	caller_comm(ctx->pid, comm, sizeof(comm));
-	if (how == BLOCK_SUBTREE) {
-		const struct awfs_rule *g = classify_guard_below(bst);
-		char gp[3 * PATH_MAX];
-
-		char gf[3 * PATH_MAX];
-
-		display_path(bin, bname, bpath, sizeof(bpath));
-		log_escape(g->path, strlen(g->path), gp, sizeof(gp));
-		log_escape(cfg->policy->file, strlen(cfg->policy->file), gf, sizeof(gf));
-		snprintf(why, sizeof(why), "%s rule \"%s\" (%s:%d) applies below %s, so nothing may be renamed or linked into or out of it, nor a symlink made there",
-			 policy_class_key(g->cls), gp, gf, g->line, bpath);
-	} else {
-		char ex[4096];
-
-		explain_state(bst, ex, sizeof(ex));
-		if (how == BLOCK_SELF || how == BLOCK_ENTRY) {
-			if (bin == in && bname == name)
-				snprintf(why, sizeof(why), "it is %s", ex);
-			else {
-				display_path(bin, bname, bpath, sizeof(bpath));
-				snprintf(why, sizeof(why), "%s is %s", bpath, ex);
-			}
-		} else {
-			display_path(bin, bname, bpath, sizeof(bpath));
-			snprintf(why, sizeof(why), "its directory %s is %s", bpath, ex);
-		}
-	}
-	log_msg(AWFS_LOG_WARN, "denied %s %s%s for pid %d (%s) uid %u gid %u: %s; EROFS. Writable paths: %s",
-		op, path, opath, (int)ctx->pid, comm, (unsigned)ctx->uid, (unsigned)ctx->gid, why,
-		writable_hint);
-	return EROFS;
-}
-
-bool ops_note_unclassified(const char *name)
-{
-	char esc[3 * NAME_MAX + 8];
-	bool fresh = true;
-
-	pthread_mutex_lock(&uncl_lock);
-	for (size_t i = 0; i < uncl_n && fresh; i++)
-		fresh = strcmp(uncl_names[i], name) != 0;
-	if (fresh && uncl_n < AWFS_MAX_UNCLASSIFIED) {
-		uncl_names = util_xrealloc(uncl_names, (uncl_n + 1) * sizeof(*uncl_names));
-		uncl_names[uncl_n++] = util_xstrdup(name);
-	} else if (fresh) {
-		fresh = false;	/* past the cap: stop logging rather than grow */
-	}
-	pthread_mutex_unlock(&uncl_lock);
-	if (fresh) {
-		log_escape(name, strlen(name), esc, sizeof(esc));
-		log_msg(AWFS_LOG_WARN, "unclassified top-level entry %s/%s: named by no rule, served %s (unclassified = \"%s\"); classify it in %s",
-			cfg->mountpoint, esc,
-			cfg->policy->unclassified == AWFS_UNCLASSIFIED_MASK ? "empty" : "read-only",
-			cfg->policy->unclassified == AWFS_UNCLASSIFIED_MASK ? "mask" : "warn",
-			cfg->policy->file);
-	}
-	return fresh;
-}
-
-uint64_t ops_denials(void)
-{
-	return atomic_load(&denials);
-}
-
-void ops_flush_suppressed(void)
-{
-	uint64_t n;
-
-	pthread_mutex_lock(&rl_lock);
-	n = rl.suppressed;
-	rl.suppressed = 0;
-	pthread_mutex_unlock(&rl_lock);
-	if (n)
-		log_msg(AWFS_LOG_WARN, "%llu denial messages suppressed by the rate limit",
-			(unsigned long long)n);
-}
-
 void ops_init(const struct awfs_ops_config *c)
 {
-	size_t len = 0;
-
 	cfg = c;
-	ratelimit_init(&rl, 10.0, 50.0);
-	writable_hint = util_xstrdup("");
-	for (size_t i = 0; i < c->policy->nrules; i++) {
-		const struct awfs_rule *r = &c->policy->rules[i];
-		char esc[3 * PATH_MAX];
-		char *next;
-
-		if (r->cls != AWFS_CLASS_WRITE)
-			continue;
-		log_escape(r->path, strlen(r->path), esc, sizeof(esc));
-		next = util_xasprintf("%s%s%s%s%s", writable_hint, len ? ", " : "", c->mountpoint,
-				      r->ncomps ? "/" : "", r->ncomps ? esc : "");
-		free(writable_hint);
-		writable_hint = next;
-		len++;
-	}
-	if (!len) {
-		free(writable_hint);
-		writable_hint = util_xstrdup("none (the policy has no allow_write rule)");
-	}
+	virt_dir.parent = inode_root();
+	virt_dir.name = (char *)c->info_dir;
+	virt_dir.state = virt_readme.state = virt_denials.state = inode_root()->state;
+	verdict_init(c);
 }
 
 void ops_fini(void)
 {
-	free(writable_hint);
-	writable_hint = NULL;
-	for (size_t i = 0; i < uncl_n; i++)
-		free(uncl_names[i]);
-	free(uncl_names);
-	uncl_names = NULL;
-	uncl_n = 0;
+	verdict_fini();
 }
 
 /* ------------------------------------------------------------ checks */
+
+static bool is_info_name(const struct awfs_inode *dir, const char *name)
+{
+	return cfg->info_dir && dir == inode_root() && strcmp(name, cfg->info_dir) == 0;
+}
+
+static int refuse(fuse_req_t req, const char *op, const struct awfs_inode *in, const char *name,
+		  const struct awfs_other_end *other, enum awfs_blocker how,
+		  const struct awfs_inode *bin, const char *bname, const struct awfs_state *bst)
+{
+	const struct awfs_refusal r = {
+		.op = op, .in = in, .name = name, .other = other, .how = how,
+		.bin = bin, .bname = bname, .bst = bst,
+	};
+
+	return verdict_deny(req, &r);
+}
 
 /*
  * May the entry @name in @dir be created, removed or replaced? @other names
  * the second path of a rename or link, for the message.
  */
+/*
+ * May the entry @name in @dir be created, removed or replaced? For a rename
+ * or link, @subj is the path the message starts from (the source) and
+ * @other the second path; else both are NULL and the entry is the subject.
+ */
 static int check_entry2(fuse_req_t req, const char *op, struct awfs_inode *dir, const char *name,
-			const struct awfs_state **child, const struct other_end *other)
+			const struct awfs_state **child, const struct awfs_other_end *subj,
+			const struct awfs_other_end *other)
 {
+	const struct awfs_inode *sin = subj ? subj->in : dir;
+	const char *sname = subj ? subj->name : name;
 	const struct awfs_state *st;
 
+	if (dir->virt || is_info_name(dir, name))
+		return refuse(req, op, sin, sname, other, AWFS_BLOCK_INFO, dir, name, NULL);
 	if (classify_class(dir->state) != AWFS_CLASS_WRITE)
-		return deny(req, op, dir, name, other, BLOCK_PARENT, dir, NULL, dir->state);
+		return refuse(req, op, sin, sname, other, AWFS_BLOCK_PARENT, dir, NULL, dir->state);
 	st = classify_child(cfg->classifier, dir->state, name);
 	if (child)
 		*child = st;
 	if (classify_class(st) != AWFS_CLASS_WRITE)
-		return deny(req, op, dir, name, other, BLOCK_ENTRY, dir, name, st);
+		return refuse(req, op, sin, sname, other, AWFS_BLOCK_ENTRY, dir, name, st);
 	return 0;
 }
 
 static int check_entry(fuse_req_t req, const char *op, struct awfs_inode *dir, const char *name,
 		       const struct awfs_state **child)
 {
-	return check_entry2(req, op, dir, name, child, NULL);
+	return check_entry2(req, op, dir, name, child, NULL, NULL);
 }
 
 /* May the object @in itself be changed? */
 static int check_node2(fuse_req_t req, const char *op, struct awfs_inode *in,
-		       const struct other_end *other)
+		       const struct awfs_other_end *other)
 {
+	if (in->virt)
+		return refuse(req, op, in, NULL, other, AWFS_BLOCK_INFO, in, NULL, NULL);
 	if (classify_class(in->state) != AWFS_CLASS_WRITE)
-		return deny(req, op, in, NULL, other, BLOCK_SELF, in, NULL, in->state);
+		return refuse(req, op, in, NULL, other, AWFS_BLOCK_SELF, in, NULL, in->state);
 	return 0;
 }
 
@@ -375,11 +180,13 @@ static int check_node(fuse_req_t req, const char *op, struct awfs_inode *in)
  * between the check and the rename.
  */
 static int check_anchor(fuse_req_t req, const char *op, struct awfs_inode *dir, const char *name,
-			const struct other_end *other, const struct awfs_state *st)
+			const struct awfs_other_end *subj, const struct awfs_other_end *other,
+			const struct awfs_state *st)
 {
 	if (!classify_guard_below(st))
 		return 0;
-	return deny(req, op, dir, name, other, BLOCK_SUBTREE, dir, name, st);
+	return refuse(req, op, subj ? subj->in : dir, subj ? subj->name : name, other,
+		      AWFS_BLOCK_ANCHOR, dir, name, st);
 }
 
 /* ------------------------------------------------------------ attributes */
@@ -394,8 +201,43 @@ static void synth_attr(const struct awfs_inode *in, struct stat *st)
 	/* uid, gid, size, blocks and all times stay 0: fixed, and not the host's */
 }
 
+/* Whether the handles of @ino are host fds (masked and virtual files have none). */
+static bool has_host_fh(fuse_ino_t ino)
+{
+	return inode_get(ino)->fd >= 0;
+}
+
+/* The current text of a virtual file (caller frees). */
+static char *virt_text(const struct awfs_inode *in, size_t *len)
+{
+	return in->virt == AWFS_VIRT_README ? info_readme(len) : info_denials(len);
+}
+
+/* The information directory: root's, read-only, its text's current size. */
+static void virt_attr(const struct awfs_inode *in, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = AWFS_INFO_INO + in->virt;
+	st->st_blksize = 4096;
+	if (in->virt == AWFS_VIRT_DIR) {
+		st->st_mode = S_IFDIR | 0555;
+		st->st_nlink = 2;
+	} else {
+		size_t len;
+
+		free(virt_text(in, &len));
+		st->st_mode = S_IFREG | 0444;
+		st->st_nlink = 1;
+		st->st_size = (off_t)len;
+	}
+}
+
 static int node_attr(const struct awfs_inode *in, struct stat *st)
 {
+	if (in->virt) {
+		virt_attr(in, st);
+		return 0;
+	}
 	if (in->fd < 0) {
 		synth_attr(in, st);
 		return 0;
@@ -403,12 +245,18 @@ static int node_attr(const struct awfs_inode *in, struct stat *st)
 	return host_stat(in->fd, st);
 }
 
+/* How long the kernel may keep @in's attributes: virtual text changes any time. */
+static double attr_timeout(const struct awfs_inode *in)
+{
+	return in->virt ? 0.0 : cfg->attr_timeout;
+}
+
 static void fill_entry(struct fuse_entry_param *e, struct awfs_inode *in, const struct stat *st)
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = inode_nodeid(in);
 	e->attr = *st;
-	e->attr_timeout = cfg->attr_timeout;
+	e->attr_timeout = attr_timeout(in);
 	e->entry_timeout = cfg->entry_timeout;
 }
 
@@ -417,7 +265,25 @@ static void note_if_unclassified(const struct awfs_inode *dir, const char *name,
 				 const struct awfs_state *st)
 {
 	if (dir == inode_root() && classify_origin(st) == AWFS_ORIGIN_UNCLASSIFIED)
-		ops_note_unclassified(name);
+		verdict_note_unclassified(name);
+}
+
+/* Look up in the information directory (or the directory itself at the root). */
+static int virt_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry_param *e)
+{
+	struct awfs_inode *in = NULL;
+	struct stat sb;
+
+	if (dir->virt == AWFS_VIRT_DIR)
+		in = strcmp(name, "README") == 0 ? &virt_readme :
+		     strcmp(name, "denials") == 0 ? &virt_denials : NULL;
+	else if (is_info_name(dir, name))
+		in = &virt_dir;
+	if (!in)
+		return ENOENT;
+	virt_attr(in, &sb);
+	fill_entry(e, in, &sb);
+	return 0;
 }
 
 /*
@@ -431,6 +297,8 @@ static int do_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry
 	struct stat sb;
 	int fd, err;
 
+	if (dir->virt || is_info_name(dir, name))
+		return virt_lookup(dir, name, e);
 	if (is_masked(dir) || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 		return ENOENT;
 	st = classify_child(cfg->classifier, dir->state, name);
@@ -495,14 +363,15 @@ static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 
 static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct awfs_inode *in = inode_get(ino);
 	struct stat st;
-	int err = node_attr(inode_get(ino), &st);
+	int err = node_attr(in, &st);
 
 	(void)fi;
 	if (err)
 		fuse_reply_err(req, err);
 	else
-		fuse_reply_attr(req, &st, cfg->attr_timeout);
+		fuse_reply_attr(req, &st, attr_timeout(in));
 }
 
 static const char *setattr_op(int to_set)
@@ -565,7 +434,7 @@ out:
 	if (err)
 		fuse_reply_err(req, err);
 	else
-		fuse_reply_attr(req, &st, cfg->attr_timeout);
+		fuse_reply_attr(req, &st, attr_timeout(in));
 }
 
 static void ll_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -614,7 +483,7 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 
 	/* a symlink where a stricter rule is anchored below would redirect it */
 	if (!err && link)
-		err = check_anchor(req, op, dir, name, NULL, st);
+		err = check_anchor(req, op, dir, name, NULL, NULL, st);
 	if (err) {
 		fuse_reply_err(req, err);
 		return;
@@ -651,14 +520,14 @@ static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const char *name)
 {
 	struct awfs_inode *in = inode_get(ino), *dir = inode_get(parent);
-	struct other_end to = { "to", dir, name }, from = { "from", in, NULL };
+	struct awfs_other_end to = { "to", dir, name }, src = { NULL, in, NULL };
 	const struct awfs_state *st = NULL;
 	int err = check_node2(req, "link", in, &to);
 
 	if (!err)
-		err = check_entry2(req, "link", dir, name, &st, &from);
+		err = check_entry2(req, "link", dir, name, &st, &src, &to);
 	if (!err)
-		err = check_anchor(req, "link", dir, name, &from, st);
+		err = check_anchor(req, "link", dir, name, &src, &to, st);
 	if (!err)
 		err = host_link(in->fd, dir->fd, name);
 	if (err)
@@ -693,16 +562,17 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	struct awfs_inode *dir = inode_get(parent), *ndir = inode_get(newparent);
 	const struct awfs_state *sst = NULL, *dst = NULL;
 	const char *op = (flags & RENAME_EXCHANGE) ? "rename(exchange)" : "rename";
-	struct other_end to = { "to", ndir, newname }, from = { "from", dir, name };
+	/* messages always read "rename SOURCE to DESTINATION", whichever end refused */
+	struct awfs_other_end to = { "to", ndir, newname }, src = { NULL, dir, name };
 	int err;
 
-	err = check_entry2(req, op, dir, name, &sst, &to);
+	err = check_entry2(req, op, dir, name, &sst, &src, &to);
 	if (!err)
-		err = check_entry2(req, op, ndir, newname, &dst, &from);
+		err = check_entry2(req, op, ndir, newname, &dst, &src, &to);
 	if (!err)
-		err = check_anchor(req, op, dir, name, &to, sst);
+		err = check_anchor(req, op, dir, name, &src, &to, sst);
 	if (!err)
-		err = check_anchor(req, op, ndir, newname, &from, dst);
+		err = check_anchor(req, op, ndir, newname, &src, &to, dst);
 	if (!err)
 		err = host_rename(dir->fd, name, ndir->fd, newname, flags);
 	fuse_reply_err(req, err);
@@ -735,6 +605,19 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		err = host_reopen(in->fd, fi->flags & ~O_NOFOLLOW, &fh);
 	if (err) {
 		fuse_reply_err(req, err);
+		return;
+	}
+	if (in->virt) {
+		/* a snapshot, read directly: the text changes between opens */
+		struct virt_handle *h = util_xcalloc(1, sizeof(*h));
+
+		h->text = virt_text(in, &h->len);
+		fi->fh = (uint64_t)(uintptr_t)h;
+		fi->direct_io = 1;
+		if (fuse_reply_open(req, fi) == -ENOENT) {
+			free(h->text);
+			free(h);
+		}
 		return;
 	}
 	fi->fh = (uint64_t)(int64_t)fh;
@@ -791,9 +674,16 @@ static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	struct fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
+	struct awfs_inode *in = inode_get(ino);
 
-	(void)ino;
-	if ((int64_t)fi->fh < 0) {
+	if (in->virt) {
+		const struct virt_handle *h = (const struct virt_handle *)(uintptr_t)fi->fh;
+		size_t o = off < 0 ? h->len : (size_t)off < h->len ? (size_t)off : h->len;
+
+		fuse_reply_buf(req, h->text + o, size < h->len - o ? size : h->len - o);
+		return;
+	}
+	if (in->fd < 0) {
 		fuse_reply_buf(req, NULL, 0);	/* a masked file is empty */
 		return;
 	}
@@ -811,7 +701,7 @@ static void ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_
 	ssize_t n;
 	int err = check_node(req, "write", in);
 
-	if (!err && (int64_t)fi->fh < 0)
+	if (!err && in->fd < 0)
 		err = EBADF;
 	if (err) {
 		fuse_reply_err(req, err);
@@ -829,22 +719,27 @@ static void ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_
 
 static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	(void)ino;
-	fuse_reply_err(req, (int64_t)fi->fh < 0 ? 0 : host_flush((int)fi->fh));
+	fuse_reply_err(req, has_host_fh(ino) ? host_flush((int)fi->fh) : 0);
 }
 
 static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	(void)ino;
-	if ((int64_t)fi->fh >= 0)
+	struct awfs_inode *in = inode_get(ino);
+
+	if (in->virt) {
+		struct virt_handle *h = (struct virt_handle *)(uintptr_t)fi->fh;
+
+		free(h->text);
+		free(h);
+	} else if (in->fd >= 0) {
 		close((int)fi->fh);
+	}
 	fuse_reply_err(req, 0);
 }
 
 static void ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	(void)ino;
-	fuse_reply_err(req, (int64_t)fi->fh < 0 ? 0 : host_fsync((int)fi->fh, datasync));
+	fuse_reply_err(req, has_host_fh(ino) ? host_fsync((int)fi->fh, datasync) : 0);
 }
 
 static void ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
@@ -853,7 +748,7 @@ static void ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 	int err = check_node(req, "fallocate", inode_get(ino));
 
 	if (!err)
-		err = (int64_t)fi->fh < 0 ? EBADF : host_fallocate((int)fi->fh, mode, offset, length);
+		err = !has_host_fh(ino) ? EBADF : host_fallocate((int)fi->fh, mode, offset, length);
 	fuse_reply_err(req, err);
 }
 
@@ -864,10 +759,11 @@ static void ll_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 	size_t copied = 0;
 	int err = check_node(req, "copy_file_range", inode_get(ino_out));
 
-	(void)ino_in;
-	if (!err && (int64_t)fi_out->fh < 0)
+	if (!err && !has_host_fh(ino_out))
 		err = EBADF;
-	if (!err && (int64_t)fi_in->fh >= 0)
+	if (!err && inode_get(ino_in)->virt)
+		err = EOPNOTSUPP;	/* the caller falls back to read and write */
+	if (!err && has_host_fh(ino_in))
 		err = host_copy_file_range((int)fi_in->fh, off_in, (int)fi_out->fh, off_out, len,
 					   (unsigned)flags, &copied);
 	if (err)
@@ -882,13 +778,15 @@ static void ll_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 	off_t res;
 	int err;
 
-	(void)ino;
-	if ((int64_t)fi->fh < 0) {
-		/* an empty file: no data anywhere, a hole at 0 */
-		if (off > 0 || whence == SEEK_DATA)
+	if (!has_host_fh(ino)) {
+		/* all data (virtual text), or none (a masked file): no holes inside */
+		const struct awfs_inode *in = inode_get(ino);
+		off_t size = in->virt ? (off_t)((struct virt_handle *)(uintptr_t)fi->fh)->len : 0;
+
+		if (off >= size)
 			fuse_reply_err(req, ENXIO);
 		else
-			fuse_reply_lseek(req, 0);
+			fuse_reply_lseek(req, whence == SEEK_DATA ? off : size);
 		return;
 	}
 	err = host_lseek((int)fi->fh, off, whence, &res);
@@ -932,6 +830,13 @@ static int dir_load(struct awfs_inode *dir, struct dir_handle *d)
 	int err;
 
 	dir_free(d);
+	if (dir->virt) {
+		dir_add(d, &cap, ".", AWFS_INFO_INO + AWFS_VIRT_DIR, DT_DIR);
+		dir_add(d, &cap, "..", inode_root()->ino, DT_DIR);
+		dir_add(d, &cap, "README", AWFS_INFO_INO + AWFS_VIRT_README, DT_REG);
+		dir_add(d, &cap, "denials", AWFS_INFO_INO + AWFS_VIRT_DENIALS, DT_REG);
+		return 0;
+	}
 	if (is_masked(dir)) {
 		const struct awfs_inode *p = dir->parent;
 
@@ -953,6 +858,8 @@ static int dir_load(struct awfs_inode *dir, struct dir_handle *d)
 			dir_add(d, &cap, de->d_name, de->d_ino, DT_DIR);
 			continue;
 		}
+		if (is_info_name(dir, de->d_name))
+			continue;	/* the information directory stands in its place */
 		st = classify_child(cfg->classifier, dir->state, de->d_name);
 		note_if_unclassified(dir, de->d_name, st);
 		if (classify_class(st) == AWFS_CLASS_MASK) {
@@ -974,8 +881,10 @@ static int dir_load(struct awfs_inode *dir, struct dir_handle *d)
 	err = errno;
 	closedir(dp);
 	for (size_t i = 0; i < nfixed; i++)
-		if (!seen[i])
+		if (!seen[i] && !is_info_name(dir, fixed[i]))
 			dir_add(d, &cap, fixed[i], inode_synth_ino(dir, fixed[i]), DT_DIR);
+	if (dir == inode_root() && cfg->info_dir)
+		dir_add(d, &cap, cfg->info_dir, AWFS_INFO_INO + AWFS_VIRT_DIR, DT_DIR);
 	free(seen);
 	return err;
 }

@@ -23,6 +23,7 @@ struct awfs_ops_config {
 	double negative_timeout;
 	bool keep_cache;
 	bool xattr;
+	const char *info_dir;		/* the information directory's name, or NULL */
 };
 
 /* The handler table. */
@@ -30,16 +31,7 @@ extern const struct fuse_lowlevel_ops ops_lowlevel;
 
 /* Configure the handlers; call before the session starts. @cfg must outlive it. */
 void ops_init(const struct awfs_ops_config *cfg);
-/*
- * Note a top-level entry no rule names; logged once per name, whether it was
- * found at mount or appeared later. Returns true the first time.
- */
-bool ops_note_unclassified(const char *name);
-/* Denials so far. */
-uint64_t ops_denials(void);
-/* Free what ops_init() and the handlers kept; after the session ended. */
+/* Free what the handlers kept; after the session ended. */
 void ops_fini(void);
-/* Log what the rate limit suppressed and not yet reported. */
-void ops_flush_suppressed(void);
 
 #endif

@@ -7,7 +7,7 @@ host_ino=$(stat -c %i "$SRC/secret")
 mount_awfs
 
 expect "root listing shows masks, absent ones too" \
-	"OK:ghost,made,mem-a,restricted,ro,rootfile,rw,secret,server.pem,top.key" readdir "$MNT"
+	"OK:.awfs,ghost,made,mem-a,restricted,ro,rootfile,rw,secret,server.pem,top.key" readdir "$MNT"
 expect "masked dir is empty" "OK" readdir "$MNT/secret"
 got=$(aprobe stat "$MNT/secret")
 check_match "masked dir: root, 01777, size 0, epoch" '^OK:type=dir mode=1777 uid=0 gid=0 size=0 nlink=2 ino=[0-9]+ mtime=0$' "$got"

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * audit.c - JSON-lines audit records.
+ */
+#include "config.h"
+
+#include "audit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "report.h"
+
+static int audit_fd = -1;
+static pthread_mutex_t audit_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int audit_open(const char *file)
+{
+	audit_fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0640);
+	return audit_fd < 0 ? errno : 0;
+}
+
+bool audit_enabled(void)
+{
+	return audit_fd >= 0;
+}
+
+/* Start a record: {"time":...,"event":...  */
+static void begin(struct awfs_json *j, const char *event)
+{
+	struct timespec ts;
+	struct tm tm;
+	char t[64];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(t + strlen(t), sizeof(t) - strlen(t), ".%03ldZ", ts.tv_nsec / 1000000);
+	json_init(j);
+	json_obj_begin(j);
+	json_key(j, "time");
+	json_str(j, t);
+	json_key(j, "event");
+	json_str(j, event);
+}
+
+/* End the record and write it in one write(). */
+static void finish(struct awfs_json *j)
+{
+	size_t len, off = 0;
+	char *s;
+
+	json_obj_end(j);
+	s = json_take(j, &len);
+	s = util_xrealloc(s, len + 2);
+	s[len++] = '\n';
+	pthread_mutex_lock(&audit_lock);
+	while (off < len) {
+		ssize_t n = write(audit_fd, s + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;	/* a full disk: the log still has the line */
+		off += (size_t)n;
+	}
+	pthread_mutex_unlock(&audit_lock);
+	free(s);
+}
+
+void audit_mount(const struct awfs_policy *p, const char *mnt, const char *src,
+		 char *const *uncl, size_t nuncl)
+{
+	struct awfs_json j;
+
+	if (audit_fd < 0)
+		return;
+	begin(&j, "mount");
+	json_key(&j, "version");
+	json_str(&j, PACKAGE_VERSION);
+	json_key(&j, "mountpoint");
+	json_str(&j, mnt);
+	json_key(&j, "source");
+	json_str(&j, src);
+	json_key(&j, "runtime");
+	json_str(&j, p->runtime);
+	json_key(&j, "policy");
+	report_policy_json(&j, p);
+	json_key(&j, "unclassified");
+	json_arr_begin(&j);
+	for (size_t i = 0; i < nuncl; i++)
+		json_str(&j, uncl[i]);
+	json_arr_end(&j);
+	finish(&j);
+}
+
+void audit_deny(const struct awfs_denial *d)
+{
+	struct awfs_json j;
+
+	if (audit_fd < 0)
+		return;
+	begin(&j, "deny");
+	json_key(&j, "op");
+	json_str(&j, d->op);
+	json_key(&j, "path");
+	json_str(&j, d->path);
+	json_key(&j, "other");
+	json_str(&j, d->other);
+	json_key(&j, "pid");
+	json_int(&j, d->pid);
+	json_key(&j, "comm");
+	json_str(&j, d->comm);
+	json_key(&j, "uid");
+	json_uint(&j, d->uid);
+	json_key(&j, "gid");
+	json_uint(&j, d->gid);
+	json_key(&j, "class");
+	json_str(&j, d->cls);
+	json_key(&j, "origin");
+	json_str(&j, d->origin);
+	json_key(&j, "rule");
+	json_str(&j, d->rule ? d->rule->path : NULL);
+	json_key(&j, "line");
+	if (d->rule)
+		json_int(&j, d->rule->line);
+	else
+		json_null(&j);
+	json_key(&j, "reason");
+	json_str(&j, d->rule ? d->rule->reason : NULL);
+	json_key(&j, "why");
+	json_str(&j, d->why);
+	json_key(&j, "errno");
+	json_str(&j, util_errno_name(d->err));
+	json_key(&j, "suppressed");
+	json_uint(&j, d->suppressed);
+	finish(&j);
+}
+
+void audit_unclassified(const char *mnt, const char *name)
+{
+	struct awfs_json j;
+	char *path;
+
+	if (audit_fd < 0)
+		return;
+	path = util_xasprintf("%s/%s", mnt, name);
+	begin(&j, "unclassified");
+	json_key(&j, "name");
+	json_str(&j, name);
+	json_key(&j, "path");
+	json_str(&j, path);
+	finish(&j);
+	free(path);
+}
+
+static void counts_json(struct awfs_json *j, const struct awfs_counts *c)
+{
+	json_obj_begin(j);
+	for (size_t i = 0; i < c->n; i++) {
+		json_key(j, c->v[i].key);
+		json_uint(j, c->v[i].n);
+	}
+	json_obj_end(j);
+}
+
+void audit_unmount(const char *mnt, uint64_t denials, uint64_t suppressed,
+		   const struct awfs_counts *by_op, const struct awfs_counts *by_path)
+{
+	struct awfs_json j;
+
+	if (audit_fd < 0)
+		return;
+	begin(&j, "unmount");
+	json_key(&j, "mountpoint");
+	json_str(&j, mnt);
+	json_key(&j, "denials");
+	json_uint(&j, denials);
+	json_key(&j, "suppressed");
+	json_uint(&j, suppressed);
+	json_key(&j, "by_op");
+	counts_json(&j, by_op);
+	json_key(&j, "by_path");
+	counts_json(&j, by_path);
+	finish(&j);
+}
+
+void audit_close(void)
+{
+	if (audit_fd >= 0)
+		close(audit_fd);
+	audit_fd = -1;
+}

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * json.c - JSON writing with escaping that keeps every byte visible.
+ */
+#include "json.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+void json_init(struct awfs_json *j)
+{
+	memset(j, 0, sizeof(*j));
+	j->first[0] = true;
+}
+
+void json_free(struct awfs_json *j)
+{
+	free(j->buf);
+	json_init(j);
+}
+
+char *json_take(struct awfs_json *j, size_t *len)
+{
+	char *s = j->buf ? j->buf : util_xstrdup("");
+
+	if (len)
+		*len = j->len;
+	j->buf = NULL;
+	json_init(j);
+	return s;
+}
+
+static void put(struct awfs_json *j, const char *s, size_t n)
+{
+	if (j->len + n + 1 > j->cap) {
+		j->cap = (j->len + n + 1) * 2;
+		j->buf = util_xrealloc(j->buf, j->cap);
+	}
+	memcpy(j->buf + j->len, s, n);
+	j->len += n;
+	j->buf[j->len] = '\0';
+}
+
+/* Separate this value from the previous member or element. */
+static void value_start(struct awfs_json *j)
+{
+	if (j->after_key) {
+		j->after_key = false;
+		return;
+	}
+	if (!j->first[j->depth])
+		put(j, ",", 1);
+	j->first[j->depth] = false;
+}
+
+static void open_scope(struct awfs_json *j, char c)
+{
+	value_start(j);
+	put(j, &c, 1);
+	if (j->depth + 1 < AWFS_JSON_DEPTH)
+		j->depth++;
+	else
+		abort();	/* a caller bug: our documents are shallow */
+	j->first[j->depth] = true;
+}
+
+static void close_scope(struct awfs_json *j, char c)
+{
+	put(j, &c, 1);
+	j->depth--;
+}
+
+void json_obj_begin(struct awfs_json *j) { open_scope(j, '{'); }
+void json_obj_end(struct awfs_json *j) { close_scope(j, '}'); }
+void json_arr_begin(struct awfs_json *j) { open_scope(j, '['); }
+void json_arr_end(struct awfs_json *j) { close_scope(j, ']'); }
+
+void json_escape_into(struct awfs_json *j, const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	char tmp[16];
+
+	put(j, "\"", 1);
+	for (size_t i = 0; i < len;) {
+		unsigned cp;
+		size_t ul;
+
+		if (u[i] == '"' || u[i] == '\\') {
+			tmp[0] = '\\';
+			tmp[1] = (char)u[i];
+			put(j, tmp, 2);
+			i++;
+		} else if (u[i] < 0x20 || u[i] == 0x7f) {
+			put(j, tmp, (size_t)snprintf(tmp, sizeof(tmp), "\\u%04x", u[i]));
+			i++;
+		} else if (u[i] < 0x80) {
+			put(j, (const char *)u + i, 1);
+			i++;
+		} else if ((ul = util_utf8_len(u + i, len - i, &cp)) > 0) {
+			put(j, (const char *)u + i, ul);
+			i += ul;
+		} else {
+			/* an invalid byte: the visible text \xNN, its backslash escaped */
+			put(j, tmp, (size_t)snprintf(tmp, sizeof(tmp), "\\\\x%02x", u[i]));
+			i++;
+		}
+	}
+	put(j, "\"", 1);
+}
+
+void json_key(struct awfs_json *j, const char *key)
+{
+	value_start(j);
+	json_escape_into(j, key, strlen(key));
+	put(j, ":", 1);
+	j->after_key = true;
+}
+
+void json_strn(struct awfs_json *j, const char *s, size_t len)
+{
+	value_start(j);
+	json_escape_into(j, s, len);
+}
+
+void json_str(struct awfs_json *j, const char *s)
+{
+	if (!s) {
+		json_null(j);
+		return;
+	}
+	json_strn(j, s, strlen(s));
+}
+
+void json_int(struct awfs_json *j, int64_t v)
+{
+	char tmp[32];
+
+	value_start(j);
+	put(j, tmp, (size_t)snprintf(tmp, sizeof(tmp), "%" PRId64, v));
+}
+
+void json_uint(struct awfs_json *j, uint64_t v)
+{
+	char tmp[32];
+
+	value_start(j);
+	put(j, tmp, (size_t)snprintf(tmp, sizeof(tmp), "%" PRIu64, v));
+}
+
+void json_bool(struct awfs_json *j, bool v)
+{
+	value_start(j);
+	put(j, v ? "true" : "false", v ? 4 : 5);
+}
+
+void json_null(struct awfs_json *j)
+{
+	value_start(j);
+	put(j, "null", 4);
+}

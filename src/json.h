@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * json.h - a small JSON writer for audit records and awfsctl --json.
+ *
+ * Invariants: the output is always valid JSON whatever bytes a string holds:
+ * controls are \u escapes, invalid UTF-8 is made visible as the text \xNN
+ * (never dropped, never passed raw); keys come out in the order written, so
+ * callers keep a stable key order.
+ */
+#ifndef AWFS_JSON_H
+#define AWFS_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AWFS_JSON_DEPTH 16
+
+struct awfs_json {
+	char *buf;
+	size_t len;
+	size_t cap;
+	int depth;
+	bool first[AWFS_JSON_DEPTH];	/* no member written yet at this depth */
+	bool after_key;
+};
+
+/* Start an empty document. */
+void json_init(struct awfs_json *j);
+/* Free the buffer. */
+void json_free(struct awfs_json *j);
+/* Take the text (NUL-terminated); the writer is empty afterwards. */
+char *json_take(struct awfs_json *j, size_t *len);
+
+void json_obj_begin(struct awfs_json *j);
+void json_obj_end(struct awfs_json *j);
+void json_arr_begin(struct awfs_json *j);
+void json_arr_end(struct awfs_json *j);
+/* The key of the next member of the current object. */
+void json_key(struct awfs_json *j, const char *key);
+/* A string value from @len bytes (any bytes). */
+void json_strn(struct awfs_json *j, const char *s, size_t len);
+/* A string value from a C string; NULL writes null. */
+void json_str(struct awfs_json *j, const char *s);
+void json_int(struct awfs_json *j, int64_t v);
+void json_uint(struct awfs_json *j, uint64_t v);
+void json_bool(struct awfs_json *j, bool v);
+void json_null(struct awfs_json *j);
+
+/* Append the JSON string literal for @len bytes of @s to @out's text. */
+void json_escape_into(struct awfs_json *out, const char *s, size_t len);
+
+#endif

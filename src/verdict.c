@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * verdict.c - refusals and unclassified entries: counting, explaining,
+ * logging, keeping for .awfs/denials, auditing.
+ */
+#include "verdict.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "host.h"
+#include "info.h"
+#include "log.h"
+#include "util.h"
+
+#define AWFS_MAX_UNCLASSIFIED 4096
+#define AWFS_MAX_OP_KEYS 64
+#define AWFS_MAX_PATH_KEYS 256
+
+static const struct awfs_ops_config *cfg;
+static char *writable_hint;		/* escaped list of writable paths */
+static atomic_uint_fast64_t denials;
+
+/* the rate limit and the counters behind the unmount summary */
+static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct awfs_ratelimit rl;
+static struct awfs_counts by_op, by_path;
+
+static pthread_mutex_t uncl_lock = PTHREAD_MUTEX_INITIALIZER;
+static char **uncl_names;
+static size_t uncl_n;
+
+void verdict_init(const struct awfs_ops_config *c)
+{
+	size_t len = 0;
+
+	cfg = c;
+	ratelimit_init(&rl, 10.0, 50.0);
+	writable_hint = util_xstrdup("");
+	for (size_t i = 0; i < c->policy->nrules; i++) {
+		const struct awfs_rule *r = &c->policy->rules[i];
+		char esc[3 * PATH_MAX], mnt[3 * PATH_MAX];
+		char *next;
+
+		if (r->cls != AWFS_CLASS_WRITE)
+			continue;
+		log_escape(r->path, strlen(r->path), esc, sizeof(esc));
+		log_escape(c->mountpoint, strlen(c->mountpoint), mnt, sizeof(mnt));
+		next = util_xasprintf("%s%s%s%s%s", writable_hint, len ? ", " : "", mnt,
+				      r->ncomps ? "/" : "", r->ncomps ? esc : "");
+		free(writable_hint);
+		writable_hint = next;
+		len++;
+	}
+	if (!len) {
+		free(writable_hint);
+		writable_hint = util_xstrdup("none (the policy has no allow_write rule)");
+	}
+}
+
+void verdict_fini(void)
+{
+	free(writable_hint);
+	writable_hint = NULL;
+	for (size_t i = 0; i < uncl_n; i++)
+		free(uncl_names[i]);
+	free(uncl_names);
+	uncl_names = NULL;
+	uncl_n = 0;
+	counts_clear(&by_op);
+	counts_clear(&by_path);
+}
+
+/* ------------------------------------------------------------ paths */
+
+static void append(char *out, size_t size, const char *a, const char *b)
+{
+	size_t l = strlen(out);
+
+	snprintf(out + l, size - l, "%s%s", a, b);
+}
+
+/*
+ * The path under the mount as the agent sees it, raw bytes (never opened:
+ * for messages only). Synthetic and virtual entries are their parent's path
+ * plus their name; a host entry is what its pinned fd says, under the mount.
+ */
+static void raw_path(const struct awfs_inode *in, const char *name, char *out, size_t size)
+{
+	char host[PATH_MAX + 1];
+	size_t srclen = strlen(cfg->source);
+
+	out[0] = '\0';
+	if (in->virt) {
+		snprintf(out, size, "%s/%s", cfg->mountpoint, info_name());
+		if (in->virt != AWFS_VIRT_DIR)
+			append(out, size, "/", in->virt == AWFS_VIRT_README ? "README" : "denials");
+	} else if (in->fd < 0) {
+		raw_path(in->parent, NULL, out, size);
+		append(out, size, "/", in->name);
+	} else if (host_fd_path(in->fd, host, sizeof(host)) == 0) {
+		if (strncmp(host, cfg->source, srclen) == 0 &&
+		    (host[srclen] == '/' || host[srclen] == '\0'))
+			snprintf(out, size, "%s%s", cfg->mountpoint, host + srclen);
+		else if (strcmp(cfg->source, "/") == 0)
+			snprintf(out, size, "%s%s", cfg->mountpoint, host);
+		else
+			snprintf(out, size, "%s", host);	/* moved out from under the source */
+	} else {
+		snprintf(out, size, "%s/?", cfg->mountpoint);
+	}
+	if (name)
+		append(out, size, (out[0] && out[strlen(out) - 1] == '/') ? "" : "/", name);
+}
+
+/* The same, escaped for a log line. */
+static void display_path(const struct awfs_inode *in, const char *name, char *out, size_t size)
+{
+	char raw[2 * PATH_MAX];
+
+	raw_path(in, name, raw, sizeof(raw));
+	log_escape(raw, strlen(raw), out, size);
+}
+
+/* The first component under the mount of @raw, for the per-path summary. */
+static void path_key(const char *raw, char *out, size_t size)
+{
+	size_t ml = strlen(cfg->mountpoint);
+	const char *rel = raw;
+
+	if (strncmp(raw, cfg->mountpoint, ml) == 0 && (raw[ml] == '/' || raw[ml] == '\0'))
+		rel = raw + ml;
+	while (*rel == '/')
+		rel++;
+	snprintf(out, size, "%.*s", (int)strcspn(rel, "/"), *rel ? rel : ".");
+}
+
+/* Why a state is what it is, in words, escaped. */
+static void explain_state(const struct awfs_state *st, char *out, size_t size)
+{
+	const struct awfs_rule *r = classify_rule(st);
+	char path[3 * PATH_MAX], reason[1024], file[3 * PATH_MAX];
+
+	switch (classify_origin(st)) {
+	case AWFS_ORIGIN_RULE:
+		log_escape(r->path, strlen(r->path), path, sizeof(path));
+		log_escape(r->reason, strlen(r->reason), reason, sizeof(reason));
+		log_escape(cfg->policy->file, strlen(cfg->policy->file), file, sizeof(file));
+		snprintf(out, size, "%s by %s rule \"%s\" (%s:%d: %s)", policy_class_word(r->cls),
+			 policy_class_key(r->cls), path, file, r->line, reason);
+		break;
+	case AWFS_ORIGIN_ROOT:
+		snprintf(out, size, "read-only: no rule makes it writable");
+		break;
+	case AWFS_ORIGIN_UNCLASSIFIED:
+		snprintf(out, size, "%s: unclassified (its top-level entry is named by no rule; unclassified = \"%s\")",
+			 policy_class_word(classify_class(st)),
+			 cfg->policy->unclassified == AWFS_UNCLASSIFIED_MASK ? "mask" : "warn");
+		break;
+	}
+}
+
+static void caller_comm(pid_t pid, char *raw, size_t size)
+{
+	char p[64];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(p, sizeof(p), "/proc/%d/comm", (int)pid);
+	fd = pid > 0 ? open(p, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		n = read(fd, raw, size - 1);
+		close(fd);
+	}
+	if (n <= 0)
+		n = snprintf(raw, size, "?");
+	else if (raw[n - 1] == '\n')
+		n--;
+	raw[n] = '\0';
+}
+
+/* ------------------------------------------------------------ refusals */
+
+/* The sentence saying what refused, escaped. */
+static void explain_refusal(const struct awfs_refusal *r, char *why, size_t size)
+{
+	char bpath[4 * PATH_MAX], ex[4096];
+
+	switch (r->how) {
+	case AWFS_BLOCK_ANCHOR: {
+		const struct awfs_rule *g = classify_guard_below(r->bst);
+		char gp[3 * PATH_MAX], gf[3 * PATH_MAX];
+
+		display_path(r->bin, r->bname, bpath, sizeof(bpath));
+		log_escape(g->path, strlen(g->path), gp, sizeof(gp));
+		log_escape(cfg->policy->file, strlen(cfg->policy->file), gf, sizeof(gf));
+		snprintf(why, size, "%s rule \"%s\" (%s:%d) applies below %s, so nothing may be renamed or linked into or out of it, nor a symlink made there",
+			 policy_class_key(g->cls), gp, gf, g->line, bpath);
+		break;
+	}
+	case AWFS_BLOCK_INFO:
+		snprintf(why, size, "it is awfs's read-only information directory");
+		break;
+	case AWFS_BLOCK_SELF:
+	case AWFS_BLOCK_ENTRY:
+		explain_state(r->bst, ex, sizeof(ex));
+		if (r->bin == r->in && r->bname == r->name) {
+			snprintf(why, size, "it is %s", ex);
+		} else {
+			display_path(r->bin, r->bname, bpath, sizeof(bpath));
+			snprintf(why, size, "%s is %s", bpath, ex);
+		}
+		break;
+	case AWFS_BLOCK_PARENT:
+		explain_state(r->bst, ex, sizeof(ex));
+		display_path(r->bin, r->bname, bpath, sizeof(bpath));
+		snprintf(why, size, "its directory %s is %s", bpath, ex);
+		break;
+	}
+}
+
+static const char *origin_word(const struct awfs_refusal *r)
+{
+	if (r->how == AWFS_BLOCK_INFO)
+		return "info directory";
+	if (r->how == AWFS_BLOCK_ANCHOR)
+		return "anchored rule";
+	switch (classify_origin(r->bst)) {
+	case AWFS_ORIGIN_RULE:
+		return "rule";
+	case AWFS_ORIGIN_ROOT:
+		return "root default";
+	default:
+		return "unclassified";
+	}
+}
+
+int verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	char path[2 * PATH_MAX], opath[2 * PATH_MAX] = "", key[NAME_MAX + 2];
+	char epath[4 * PATH_MAX], eother[4 * PATH_MAX + 8] = "", why[8192], comm[64], ecomm[256];
+	struct awfs_denial d = { 0 };
+	uint64_t suppressed = 0;
+	char *line;
+	bool ok;
+
+	/* awfsctl verify's probes (root only) are refused like any write, unlogged */
+	if (ctx->uid == 0 && r->name && strncmp(r->name, AWFS_VERIFY_PREFIX,
+						strlen(AWFS_VERIFY_PREFIX)) == 0)
+		return EROFS;
+
+	raw_path(r->in, r->name, path, sizeof(path));
+	path_key(path, key, sizeof(key));
+	atomic_fetch_add(&denials, 1);
+	pthread_mutex_lock(&stats_lock);
+	counts_add(&by_op, r->op, AWFS_MAX_OP_KEYS);
+	counts_add(&by_path, key, AWFS_MAX_PATH_KEYS);
+	ok = ratelimit_take(&rl, log_now(), &suppressed);
+	pthread_mutex_unlock(&stats_lock);
+	if (!ok)
+		return EROFS;
+	if (suppressed)
+		log_msg(AWFS_LOG_WARN, "%llu denial messages suppressed by the rate limit",
+			(unsigned long long)suppressed);
+
+	log_escape(path, strlen(path), epath, sizeof(epath));
+	if (r->other) {
+		raw_path(r->other->in, r->other->name, opath, sizeof(opath));
+		snprintf(eother, sizeof(eother), " %s ", r->other->word);
+		log_escape(opath, strlen(opath), eother + strlen(eother), sizeof(eother) - strlen(eother));
+	}
+	caller_comm(ctx->pid, comm, sizeof(comm));
+	log_escape(comm, strlen(comm), ecomm, sizeof(ecomm));
+	explain_refusal(r, why, sizeof(why));
+	line = util_xasprintf("denied %s %s%s for pid %d (%s) uid %u gid %u: %s; EROFS. Writable paths: %s",
+			      r->op, epath, eother, (int)ctx->pid, ecomm, (unsigned)ctx->uid,
+			      (unsigned)ctx->gid, why, writable_hint);
+	log_msg(AWFS_LOG_WARN, "%s", line);
+	info_add_denial(line);
+	free(line);
+
+	d.op = r->op;
+	d.path = path;
+	d.other = r->other ? opath : NULL;
+	d.pid = ctx->pid;
+	d.comm = comm;
+	d.uid = ctx->uid;
+	d.gid = ctx->gid;
+	d.cls = r->how == AWFS_BLOCK_INFO ? "read-only" :
+		r->how == AWFS_BLOCK_ANCHOR ? policy_class_word(classify_guard_below(r->bst)->cls) :
+		policy_class_word(classify_class(r->bst));
+	d.origin = origin_word(r);
+	d.rule = r->how == AWFS_BLOCK_INFO ? NULL :
+		 r->how == AWFS_BLOCK_ANCHOR ? classify_guard_below(r->bst) : classify_rule(r->bst);
+	d.why = why;
+	d.err = EROFS;
+	d.suppressed = suppressed;
+	audit_deny(&d);
+	return EROFS;
+}
+
+/* ------------------------------------------------------------ unclassified */
+
+bool verdict_note_unclassified(const char *name)
+{
+	char esc[3 * NAME_MAX + 8], mnt[3 * PATH_MAX];
+	bool fresh = true;
+
+	pthread_mutex_lock(&uncl_lock);
+	for (size_t i = 0; i < uncl_n && fresh; i++)
+		fresh = strcmp(uncl_names[i], name) != 0;
+	if (fresh && uncl_n < AWFS_MAX_UNCLASSIFIED) {
+		uncl_names = util_xrealloc(uncl_names, (uncl_n + 1) * sizeof(*uncl_names));
+		uncl_names[uncl_n++] = util_xstrdup(name);
+	} else if (fresh) {
+		fresh = false;	/* past the cap: stop logging rather than grow */
+	}
+	pthread_mutex_unlock(&uncl_lock);
+	if (fresh) {
+		log_escape(name, strlen(name), esc, sizeof(esc));
+		log_escape(cfg->mountpoint, strlen(cfg->mountpoint), mnt, sizeof(mnt));
+		log_msg(AWFS_LOG_WARN, "unclassified top-level entry %s/%s: named by no rule, served %s (unclassified = \"%s\"); classify it in %s",
+			mnt, esc,
+			cfg->policy->unclassified == AWFS_UNCLASSIFIED_MASK ? "empty" : "read-only",
+			cfg->policy->unclassified == AWFS_UNCLASSIFIED_MASK ? "mask" : "warn",
+			cfg->policy->file);
+		audit_unclassified(cfg->mountpoint, name);
+	}
+	return fresh;
+}
+
+char *const *verdict_unclassified(size_t *n)
+{
+	*n = uncl_n;
+	return uncl_names;
+}
+
+uint64_t verdict_denials(void)
+{
+	return atomic_load(&denials);
+}
+
+void verdict_flush_suppressed(void)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&stats_lock);
+	n = rl.suppressed;
+	rl.suppressed = 0;
+	pthread_mutex_unlock(&stats_lock);
+	if (n)
+		log_msg(AWFS_LOG_WARN, "%llu denial messages suppressed by the rate limit",
+			(unsigned long long)n);
+}
+
+/* "create 3, unlink 1" (escaped), or "none". */
+static char *counts_text(struct awfs_counts *c)
+{
+	char *s = util_xstrdup(c->n ? "" : "none");
+
+	counts_sort(c);
+	for (size_t i = 0; i < c->n; i++) {
+		char esc[3 * NAME_MAX + 8];
+		char *next;
+
+		log_escape(c->v[i].key, strlen(c->v[i].key), esc, sizeof(esc));
+		next = util_xasprintf("%s%s%s %llu", s, i ? ", " : "", esc,
+				      (unsigned long long)c->v[i].n);
+		free(s);
+		s = next;
+	}
+	return s;
+}
+
+char *verdict_summary(void)
+{
+	uint64_t n = verdict_denials();
+	char mnt[3 * PATH_MAX];
+	char *ops, *paths, *line;
+
+	verdict_flush_suppressed();
+	pthread_mutex_lock(&stats_lock);
+	ops = counts_text(&by_op);
+	paths = counts_text(&by_path);
+	audit_unmount(cfg->mountpoint, n, rl.total_suppressed, &by_op, &by_path);
+	pthread_mutex_unlock(&stats_lock);
+	log_escape(cfg->mountpoint, strlen(cfg->mountpoint), mnt, sizeof(mnt));
+	line = util_xasprintf("unmounting %s: %llu write%s denied (by operation: %s; by path: %s)",
+			      mnt, (unsigned long long)n, n == 1 ? "" : "s", ops, paths);
+	log_msg(AWFS_LOG_INFO, "%s", line);
+	free(ops);
+	free(paths);
+	return line;
+}

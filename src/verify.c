@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * verify.c - awfsctl verify.
+ *
+ * Every probe goes through the mount by path, as an agent would: a mask must
+ * look synthetic and empty, a read-only directory must refuse a create with
+ * EROFS, a writable one must take a create and an unlink. Probe files are
+ * named AWFS_VERIFY_PREFIX..., which awfs refuses for root without logging,
+ * so a verify before the run does not count as a denial.
+ */
+#include "verify.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "mountinfo.h"
+#include "policy.h"
+#include "util.h"
+#include "verdict.h"
+
+struct probe {
+	FILE *out, *err;
+	const char *mnt;	/* resolved mount point */
+	size_t held;
+};
+
+static int fail(struct probe *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(struct probe *pr, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("awfsctl verify: FAILED: ", pr->err);
+	va_start(ap, fmt);
+	vfprintf(pr->err, fmt, ap);
+	va_end(ap);
+	fputc('\n', pr->err);
+	return 1;
+}
+
+static void held(struct probe *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void held(struct probe *pr, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("ok: ", pr->out);
+	va_start(ap, fmt);
+	vfprintf(pr->out, fmt, ap);
+	va_end(ap);
+	fputc('\n', pr->out);
+	pr->held++;
+}
+
+/* An awfs mount, with the options its guarantees rest on, is at @path. */
+static int check_mount(struct probe *pr, const char *file, const char *path)
+{
+	struct awfs_mount m;
+	char real[PATH_MAX];
+	int e;
+
+	if (!realpath(path, real))
+		return fail(pr, "%s: %s", path, strerror(errno));
+	e = mountinfo_find(file, real, &m);
+	if (e == ENOENT)
+		return fail(pr, "nothing is mounted at %s (expected an awfs mount)", real);
+	if (e)
+		return fail(pr, "cannot read the mount table: %s", strerror(e));
+	if (strcmp(m.fstype, "fuse.awfs") != 0) {
+		fail(pr, "%s is a %s mount, not awfs", real, m.fstype);
+		mountinfo_free(&m);
+		return 1;
+	}
+	if (!strstr(m.super_options, "default_permissions")) {
+		fail(pr, "the awfs mount at %s lacks default_permissions", real);
+		mountinfo_free(&m);
+		return 1;
+	}
+	held(pr, "awfs is mounted at %s (source %s)", real, m.source);
+	mountinfo_free(&m);
+	return 0;
+}
+
+static char *join(const char *mnt, const char *rel)
+{
+	return util_xasprintf("%s%s%s", mnt, rel[0] ? "/" : "", rel);
+}
+
+/* A masked path must be synthetic and empty, whatever the host holds. */
+static int probe_mask_path(struct probe *pr, const char *rule, const char *path)
+{
+	struct stat st;
+	char *below;
+	int fd;
+
+	if (lstat(path, &st) < 0)
+		return fail(pr, "mask \"%s\": %s: %s", rule, path, strerror(errno));
+	if (st.st_uid != 0 || st.st_gid != 0 || st.st_size != 0 || st.st_mtime != 0)
+		return fail(pr, "mask \"%s\": %s shows an owner, size or time (expected root, 0, 1970): the host's entry leaks",
+			    rule, path);
+	if (S_ISDIR(st.st_mode)) {
+		DIR *d = opendir(path);
+		struct dirent *de;
+
+		if ((st.st_mode & 07777) != 01777)
+			return fail(pr, "mask \"%s\": %s has mode %04o (expected 1777)", rule, path,
+				    (unsigned)(st.st_mode & 07777));
+		if (!d)
+			return fail(pr, "mask \"%s\": cannot list %s: %s", rule, path, strerror(errno));
+		while ((de = readdir(d)) != NULL) {
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+				closedir(d);
+				return fail(pr, "mask \"%s\": %s lists entries (expected it empty)", rule, path);
+			}
+		}
+		closedir(d);
+		below = util_xasprintf("%s/%s", path, AWFS_VERIFY_PREFIX "below");
+		fd = open(below, O_RDONLY);
+		if (fd >= 0 || errno != ENOENT) {
+			if (fd >= 0)
+				close(fd);
+			free(below);
+			return fail(pr, "mask \"%s\": a name below %s was reachable", rule, path);
+		}
+		free(below);
+	} else if (S_ISREG(st.st_mode)) {
+		char c;
+		ssize_t n;
+
+		if ((st.st_mode & 07777) != 0666)
+			return fail(pr, "mask \"%s\": %s has mode %04o (expected 0666)", rule, path,
+				    (unsigned)(st.st_mode & 07777));
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			return fail(pr, "mask \"%s\": cannot open %s: %s", rule, path, strerror(errno));
+		n = read(fd, &c, 1);
+		close(fd);
+		if (n != 0)
+			return fail(pr, "mask \"%s\": %s has content (expected it empty)", rule, path);
+	} else {
+		return fail(pr, "mask \"%s\": %s is neither an empty directory nor an empty file", rule, path);
+	}
+	held(pr, "mask \"%s\": %s is empty", rule, path);
+	return 0;
+}
+
+/* Literal masks, and glob masks whose parent is literal: every match. */
+static int probe_mask(struct probe *pr, const struct awfs_rule *r)
+{
+	char *parent_rel, *parent, *path;
+	const char *last = r->comps[r->ncomps - 1];
+	bool parent_literal = true;
+	int ret = 0;
+
+	for (size_t i = 0; i + 1 < r->ncomps; i++)
+		parent_literal = parent_literal && r->literal[i];
+	parent_rel = util_xstrdup(r->path);
+	if (strrchr(parent_rel, '/'))
+		*strrchr(parent_rel, '/') = '\0';
+	else
+		parent_rel[0] = '\0';
+	parent = join(pr->mnt, parent_rel);
+	if (!parent_literal) {
+		fprintf(pr->out, "skip: mask \"%s\": a glob above the last component cannot be probed\n", r->path);
+	} else if (r->literal[r->ncomps - 1]) {
+		struct stat st;
+
+		path = join(pr->mnt, r->path);
+		if (stat(parent, &st) == 0)
+			ret = probe_mask_path(pr, r->path, path);
+		else
+			fprintf(pr->out, "skip: mask \"%s\": %s does not exist\n", r->path, parent);
+		free(path);
+	} else {
+		DIR *d = opendir(parent);
+		struct dirent *de;
+
+		while (d && ret == 0 && (de = readdir(d)) != NULL) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+			    fnmatch(last, de->d_name, 0) != 0)
+				continue;
+			path = util_xasprintf("%s/%s", parent, de->d_name);
+			ret = probe_mask_path(pr, r->path, path);
+			free(path);
+		}
+		if (d)
+			closedir(d);
+	}
+	free(parent);
+	free(parent_rel);
+	return ret;
+}
+
+/* A create in a read-only directory must fail with EROFS. */
+static int probe_readonly_dir(struct probe *pr, const char *what, const char *dir)
+{
+	char *probe = util_xasprintf("%s/%s%d", dir, AWFS_VERIFY_PREFIX, (int)getpid());
+	int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	int e = errno;
+
+	if (fd >= 0) {
+		close(fd);
+		unlink(probe);
+		free(probe);
+		return fail(pr, "%s: a file could be created in %s (expected EROFS)", what, dir);
+	}
+	free(probe);
+	if (e != EROFS)
+		return fail(pr, "%s: a create in %s failed with %s (expected EROFS)", what, dir,
+			    util_errno_name(e));
+	held(pr, "%s: %s refuses writes with EROFS", what, dir);
+	return 0;
+}
+
+/* A writable directory takes a create and an unlink; a writable file opens for writing. */
+static int probe_writable(struct probe *pr, const struct awfs_rule *r)
+{
+	char *path = join(pr->mnt, r->path), *probe;
+	struct stat st;
+	int fd, ret = 0;
+
+	if (lstat(path, &st) < 0) {
+		ret = fail(pr, "allow_write \"%s\": %s: %s", r->path, path, strerror(errno));
+	} else if (S_ISDIR(st.st_mode)) {
+		probe = util_xasprintf("%s/%s%d", path, AWFS_VERIFY_PREFIX, (int)getpid());
+		fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		if (fd < 0) {
+			ret = fail(pr, "allow_write \"%s\": cannot create a file in %s: %s", r->path, path,
+				   strerror(errno));
+		} else {
+			close(fd);
+			if (unlink(probe) < 0)
+				ret = fail(pr, "allow_write \"%s\": cannot remove %s: %s", r->path, probe,
+					   strerror(errno));
+			else
+				held(pr, "allow_write \"%s\": %s takes a create and an unlink", r->path, path);
+		}
+		free(probe);
+	} else {
+		fd = open(path, O_WRONLY | O_APPEND);
+		if (fd < 0) {
+			ret = fail(pr, "allow_write \"%s\": cannot open %s for writing: %s", r->path, path,
+				   strerror(errno));
+		} else {
+			close(fd);
+			held(pr, "allow_write \"%s\": %s opens for writing", r->path, path);
+		}
+	}
+	free(path);
+	return ret;
+}
+
+static bool literal(const struct awfs_rule *r)
+{
+	for (size_t i = 0; i < r->ncomps; i++)
+		if (!r->literal[i])
+			return false;
+	return true;
+}
+
+int verify_run(const struct awfs_verify_opts *o, FILE *out, FILE *err)
+{
+	struct awfs_msgs errs = { 0 };
+	struct probe pr = { .out = out, .err = err };
+	struct awfs_policy *p;
+	char mnt[PATH_MAX];
+	int ret = 0;
+
+	p = policy_load(o->policy, o->runtime, &errs);
+	if (!p) {
+		for (size_t i = 0; i < errs.n; i++)
+			fprintf(err, "%s\n", errs.v[i]);
+		fprintf(err, "awfsctl verify: %zu error%s in the policy\n", errs.n, errs.n == 1 ? "" : "s");
+		msgs_clear(&errs);
+		return 2;
+	}
+	if (check_mount(&pr, o->mountinfo, o->mountpoint)) {
+		policy_free(p);
+		return 1;
+	}
+	for (size_t i = 0; i < o->nalso; i++) {
+		if (check_mount(&pr, o->mountinfo, o->also_at[i])) {
+			policy_free(p);
+			return 1;
+		}
+	}
+	if (!realpath(o->mountpoint, mnt)) {
+		policy_free(p);
+		return fail(&pr, "%s: %s", o->mountpoint, strerror(errno));
+	}
+	pr.mnt = mnt;
+
+	/* masks first: what must never leak */
+	for (size_t i = 0; i < p->nrules && !ret; i++)
+		if (p->rules[i].cls == AWFS_CLASS_MASK)
+			ret = probe_mask(&pr, &p->rules[i]);
+	/* the root, unless a rule names it, and each literal read-only directory */
+	if (!ret) {
+		bool root_ruled = false;
+
+		for (size_t i = 0; i < p->nrules; i++)
+			root_ruled = root_ruled || p->rules[i].ncomps == 0;
+		if (!root_ruled)
+			ret = probe_readonly_dir(&pr, "the root (read-only by default)", mnt);
+	}
+	for (size_t i = 0; i < p->nrules && !ret; i++) {
+		const struct awfs_rule *r = &p->rules[i];
+		struct stat st;
+		char *path;
+
+		if (r->cls != AWFS_CLASS_RO || !literal(r))
+			continue;
+		path = join(mnt, r->path);
+		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			char *what = util_xasprintf("read_only \"%s\"", r->path);
+
+			ret = probe_readonly_dir(&pr, what, path);
+			free(what);
+		}
+		free(path);
+	}
+	for (size_t i = 0; i < p->nrules && !ret; i++)
+		if (p->rules[i].cls == AWFS_CLASS_WRITE && literal(&p->rules[i]) && p->rules[i].ncomps)
+			ret = probe_writable(&pr, &p->rules[i]);
+	if (!ret)
+		fprintf(out, "awfsctl verify: %s: %zu checks held\n", mnt, pr.held);
+	policy_free(p);
+	return ret;
+}

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# audit.sh - the audit trail is valid JSON whatever the names; --fail-on-denial
+# turns denials into an exit status; .awfs tells the agent where to write.
+. "$(dirname "$0")/lib.sh"
+require_mount_env
+command -v jq >/dev/null || skip "no jq (apt-get install jq)"
+setup_fixture
+A="$T/audit.jsonl"
+mount_beside --audit "$A" --fail-on-denial
+
+# ---- .awfs, as the agent sees it
+check "the root lists .awfs" "yes" "$(aprobe readdir "$MNT" | grep -q '^OK:\.awfs,' && echo yes)"
+expect ".awfs holds README and denials" "OK:README,denials" readdir "$MNT/.awfs"
+readme=$(as_agent cat "$MNT/.awfs/README")
+check_match "README: where to write, with the reason" "$MNT/rw
+      agent scratch" "$readme"
+check_match "README: what is masked and why" "$MNT/secret
+      holds tokens" "$readme"
+check_match "README: what EROFS means" 'fails with "Read-only file system" \(EROFS\)' "$readme"
+check_match ".awfs is read-only and root's" "^OK:type=dir mode=0555 uid=0 gid=0" "$(aprobe stat "$MNT/.awfs")"
+expect "the agent cannot write README (mode 0444): EACCES" "EACCES" write "$MNT/.awfs/README" x
+check "root cannot write README either: EROFS" "EROFS" "$(probe write "$MNT/.awfs/README" x)"
+check "nothing can be made in .awfs: EROFS" "EROFS" "$(probe create "$MNT/.awfs/new")"
+check ".awfs cannot be removed: EROFS" "EROFS" "$(probe rmdir "$MNT/.awfs")"
+
+# ---- denials, with hostile names
+expect "a denial" "EROFS" write "$MNT/ro/file" x
+expect "a denial of a name with a newline, quotes and invalid UTF-8" "EROFS" \
+	create "$MNT/ro/$(printf 'a\nb"c\\d\xff')"
+expect "a denial under a mask" "EROFS" create "$MNT/secret/new"
+expect "a rename denial" "EROFS" rename "$MNT/rw/file" "$MNT/ro/x"
+den=$(as_agent cat "$MNT/.awfs/denials")
+check "denials lists each, one line each (3 by root on .awfs, 4 by the agent)" "7" "$(printf '%s\n' "$den" | grep -c '^denied ')"
+check_match "denials: the log format" "^denied open\(O_WRONLY\|O_TRUNC\) $MNT/ro/file for pid [0-9]+ \(awfs-probe\) uid $AGENT_UID gid $AGENT_UID: it is read-only by read_only rule \"ro\"" "$den"
+check_match "denials: names escaped" 'denied create [^ ]*/ro/a\\nb\\"c\\\\d\\xff for pid' "$den"
+check "neither .awfs file shows masked content" "0" "$(as_agent cat "$MNT/.awfs/README" "$MNT/.awfs/denials" | grep -c TOPSECRET)"
+# a host entry named .awfs is hidden behind the information directory
+mkdir "$SRC/.awfs" && echo HOSTAWFS >"$SRC/.awfs/README"
+sleep 1.1
+check "a host .awfs is hidden" "0" "$(as_agent cat "$MNT/.awfs/README" | grep -c HOSTAWFS)"
+# a top-level entry that appears later is reported once
+echo late >"$SRC/late-entry"
+sleep 1.1
+expect "a late unclassified entry is served" "OK:late\x0a" read "$MNT/late-entry"
+expect "  ... twice" "OK:late\x0a" read "$MNT/late-entry"
+
+unmount_awfs
+check "--fail-on-denial with denials: exit 3" "3" "$AWFS_RC"
+check_match "  ... prints the summary" "awfs: unmounting $MNT: 7 writes denied \(by operation: create 3, open\(O_WRONLY\|O_TRUNC\) 2, rename 1, rmdir 1; by path: .awfs 3, ro 2, rw 1, secret 1\); failing \(--fail-on-denial\)" "$(cat "$T/awfs.stderr")"
+
+# ---- the audit file
+check "every audit line is valid JSON" "ok" "$(jq -e . "$A" >/dev/null && echo ok)"
+check "events: mount first, unmount last" "mount unmount" "$(jq -r .event "$A" | sed -n '1p;$p' | tr '\n' ' ' | sed 's/ $//')"
+check "one deny record per denial" "7" "$(jq -r 'select(.event == "deny") | .op' "$A" | wc -l)"
+check "the mount record holds the resolved set" "13" "$(jq -r 'select(.event == "mount") | .policy.rules | length' "$A")"
+check "the mount record lists the unclassified entries" '["restricted","rootfile"]' \
+	"$(jq -c 'select(.event == "mount") | .unclassified' "$A")"
+check "the late entry got one unclassified record" "1" "$(jq -r 'select(.event == "unclassified") | .name' "$A" | grep -c '^late-entry$')"
+check "a deny record: op, path, caller, class, rule, reason, errno" \
+	"open(O_WRONLY|O_TRUNC)|$MNT/ro/file|awfs-probe|$AGENT_UID|read-only|ro|exemption: must stay readable|EROFS" \
+	"$(jq -r --arg p "$MNT/ro/file" 'select(.event == "deny" and .path == $p) | [.op, .path, .comm, .uid, .class, .rule, .reason, .errno] | join("|")' "$A")"
+check "a hostile name is kept, with invalid bytes visible" "$MNT/ro/a
+b\"c\\d\\xff" "$(jq -r --arg p "$MNT/ro/a" 'select(.event == "deny" and (.path | startswith($p))) | .path' "$A")"
+check "a rename record names both paths" "$MNT/rw/file -> $MNT/ro/x" \
+	"$(jq -r 'select(.event == "deny" and .op == "rename") | "\(.path) -> \(.other)"' "$A")"
+check "the unmount record counts by op and path" "7 2" \
+	"$(jq -r 'select(.event == "unmount") | "\(.denials) \(.by_path.ro)"' "$A")"
+
+# ---- --fail-on-denial without denials; no information directory; another name
+: >"$LOG"
+mount_beside --fail-on-denial --no-info-dir
+check_match "--no-info-dir: .awfs is the host's directory" "^OK:type=dir mode=0755 " "$(aprobe stat "$MNT/.awfs")"
+expect "--no-info-dir: the host's .awfs shows again" "OK:HOSTAWFS\x0a" read "$MNT/.awfs/README"
+unmount_awfs
+check "--fail-on-denial without denials: exit 0" "0" "$AWFS_RC"
+mount_beside --info-dir .sandbox-policy
+expect "--info-dir NAME" "OK:README,denials" readdir "$MNT/.sandbox-policy"
+unmount_awfs
+out=$("$AWFS" "$MNT" --policy "$POLICY" --info-dir a/b -f 2>&1); rc=$?
+check "--info-dir with a slash: exit 2" "2" "$rc"
+finish
