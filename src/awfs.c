@@ -21,7 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -373,31 +376,105 @@ static void unbind_aliases(char **paths, size_t n, const char *mnt)
 }
 
 /*
- * A dead awfs (its daemon killed) leaves a mount where every access fails
- * with ENOTCONN, on purpose. A new awfs for the same mount point replaces it:
- * it detaches the dead mount (only an awfs one) and mounts afresh. A live
- * awfs there is left alone: returns -1 after saying so.
+ * Open the directory that a dead mount at @abs covers, without ever
+ * uncovering it here: a child process detaches the dead mount in a private
+ * mount namespace of its own, opens the directory beneath, and passes the fd
+ * back over a socket. Returns 0 and sets *fd, or an errno value.
  */
-static int replace_dead_mount(const char *mountpoint)
+static int open_beneath(const char *abs, int *fd)
 {
-	char *abs = NULL, cwd[PATH_MAX];
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = { 0 };
+	struct cmsghdr *cm;
+	struct iovec iov;
+	int sv[2], status, err = 0;
+	char c = 0;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return errno;
+	pid = fork();
+	if (pid < 0) {
+		err = errno;
+		close(sv[0]);
+		close(sv[1]);
+		return err;
+	}
+	if (pid == 0) {
+		int dfd;
+
+		close(sv[0]);
+		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    umount2(abs, MNT_DETACH) < 0 ||
+		    (dfd = open(abs, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+			_exit(1);
+		iov.iov_base = &c;
+		iov.iov_len = 1;
+		msg.msg_iov = &iov;
+		msg.msg_iovlen = 1;
+		msg.msg_control = u.buf;
+		msg.msg_controllen = sizeof(u.buf);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &dfd, sizeof(int));
+		_exit(sendmsg(sv[1], &msg, 0) == 1 ? 0 : 1);
+	}
+	close(sv[1]);
+	iov.iov_base = &c;
+	iov.iov_len = 1;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = u.buf;
+	msg.msg_controllen = sizeof(u.buf);
+	if (recvmsg(sv[0], &msg, MSG_CMSG_CLOEXEC) != 1 || !(cm = CMSG_FIRSTHDR(&msg)) ||
+	    cm->cmsg_type != SCM_RIGHTS)
+		err = EIO;
+	else
+		memcpy(fd, CMSG_DATA(cm), sizeof(int));
+	close(sv[0]);
+	waitpid(pid, &status, 0);
+	return err;
+}
+
+/*
+ * A dead awfs (its daemon killed) leaves a mount where every access fails
+ * with ENOTCONN, on purpose. A new awfs for the same mount point replaces it
+ * without a moment of exposure: it mounts on top of the dead mount (serving
+ * the directory beneath, opened by open_beneath() when the mount point is
+ * the source), and takes the dead mount away only when it unmounts itself.
+ * Returns 1 when a dead mount is there (and sets *beneath to the directory
+ * under it, or -1), 0 when none is, -1 (after saying why) for a live awfs.
+ */
+static int find_dead_mount(const char *mountpoint, char *abs, size_t size, int *beneath)
+{
+	char cwd[PATH_MAX];
 	struct awfs_mount m;
 	struct statvfs sv;
 	int ret = 0;
 
+	*beneath = -1;
 	if (mountpoint[0] == '/')
-		abs = util_xstrdup(mountpoint);
+		snprintf(abs, size, "%s", mountpoint);
 	else if (getcwd(cwd, sizeof(cwd)))
-		abs = util_xasprintf("%s/%s", cwd, mountpoint);
-	if (!abs || mountinfo_find(NULL, abs, &m) != 0) {
-		free(abs);
+		snprintf(abs, size, "%s/%s", cwd, mountpoint);
+	else
 		return 0;
-	}
+	if (mountinfo_find(NULL, abs, &m) != 0)
+		return 0;
 	if (strcmp(m.fstype, "fuse.awfs") == 0) {
 		/* statfs always reaches the daemon: no kernel cache answers it */
 		if (statvfs(abs, &sv) < 0 && errno == ENOTCONN) {
-			if (umount2(abs, MNT_DETACH) == 0)
-				fprintf(stderr, "awfs: replaced the dead awfs mount at %s\n", abs);
+			int err = open_beneath(abs, beneath);
+
+			if (err)
+				fprintf(stderr, "awfs: cannot open the directory under the dead awfs mount at %s: %s\n",
+					abs, strerror(err));
+			ret = err ? -1 : 1;
 		} else {
 			fprintf(stderr, "awfs: an awfs is already mounted at %s (unmount it first: fusermount3 -u %s)\n",
 				abs, abs);
@@ -405,8 +482,52 @@ static int replace_dead_mount(const char *mountpoint)
 		}
 	}
 	mountinfo_free(&m);
-	free(abs);
 	return ret;
+}
+
+/*
+ * Mount on top of a dead awfs mount ourselves. libfuse's own mount would
+ * stat() the mount point first, which a dead mount answers with ENOTCONN;
+ * mount(2) resolves the path without asking the dead daemon anything. The
+ * /dev/fuse fd goes to libfuse as "/dev/fd/N", its way of serving a mount
+ * made by someone else. Returns the fd, or -1 after saying why.
+ */
+static int mount_over_dead(const char *mnt, const char *src)
+{
+	char opts[256], *fsname;
+	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0) {
+		fprintf(stderr, "awfs: cannot open /dev/fuse: %s\n", strerror(errno));
+		return -1;
+	}
+	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=%u,group_id=%u,default_permissions%s",
+		 fd, (unsigned)getuid(), (unsigned)getgid(), geteuid() == 0 ? ",allow_other" : "");
+	fsname = util_xstrdup(src);
+	for (char *p = fsname; *p; p++)
+		if (*p == ',')
+			*p = '_';
+	if (mount(fsname, mnt, "fuse.awfs", MS_NOSUID | MS_NODEV, opts) < 0) {
+		fprintf(stderr, "awfs: cannot mount on %s: %s\n", mnt, strerror(errno));
+		close(fd);
+		fd = -1;
+	}
+	free(fsname);
+	return fd;
+}
+
+/* After our own unmount: take away the dead awfs mount we were stacked on. */
+static void remove_dead_beneath(const char *mnt)
+{
+	struct awfs_mount m;
+	struct statvfs sv;
+
+	if (mountinfo_find(NULL, mnt, &m) != 0)
+		return;
+	if (strcmp(m.fstype, "fuse.awfs") == 0 && statvfs(mnt, &sv) < 0 && errno == ENOTCONN &&
+	    umount2(mnt, MNT_DETACH) == 0)
+		log_msg(AWFS_LOG_INFO, "removed the dead awfs mount that was beneath %s", mnt);
+	mountinfo_free(&m);
 }
 
 /* The FUSE options awfs always sets: the ones its guarantees rest on. */
@@ -431,13 +552,16 @@ static void add_mount_options(struct fuse_args *args, const char *src)
 	free(fsname);
 }
 
+/* Leave main() through the cleanup, with exit status @n. */
+#define EXIT(n) do { ret = (n); goto out_free; } while (0)
+
 int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct options o = { .xattr = 1 };
 	struct awfs_msgs errs = { 0 };
 	struct awfs_ops_config oc = { 0 };
-	struct awfs_policy *policy;
+	struct awfs_policy *policy = NULL;
 	struct awfs_classifier *classifier = NULL;
 	struct fuse_session *se;
 	struct fuse_loop_config *lc;
@@ -445,44 +569,44 @@ int main(int argc, char *argv[])
 	char mnt[PATH_MAX], src[PATH_MAX];
 	const char *mountpoint, *source;
 	char *summary;
-	int root_fd, err, ret = 1;
+	int root_fd, beneath, over_dead, err, ret = 1;
 
 	if (fuse_opt_parse(&args, &o, awfs_opts, opt_proc) < 0)
-		return 2;
+		EXIT(2);
 	if (o.show_help) {
 		usage(stdout);
-		return 0;
+		EXIT(0);
 	}
 	if (o.show_version) {
 		printf("awfs %s (libfuse %d.%d, FUSE_USE_VERSION %d)\n", PACKAGE_VERSION,
 		       fuse_version() / 100, fuse_version() % 100, FUSE_USE_VERSION);
-		return 0;
+		EXIT(0);
 	}
 	if (o.npositional == 0) {
 		fprintf(stderr, "awfs: no mount point given\n");
 		usage(stderr);
-		return 2;
+		EXIT(2);
 	}
 	mountpoint = o.positional[o.npositional - 1];
 	if (o.npositional == 2 && !o.source)
 		o.source = util_xstrdup(o.positional[0]);
 	if (!o.policy) {
 		fprintf(stderr, "awfs: no policy given: awfs %s --policy /etc/awfs/policy.conf\n", mountpoint);
-		return 2;
+		EXIT(2);
 	}
 	if (o.runtime && !policy_runtime_known(o.runtime)) {
 		fprintf(stderr, "awfs: unknown runtime `%s': expected one of %s\n", o.runtime,
 			policy_runtime_list());
-		return 2;
+		EXIT(2);
 	}
 	if (o.info_dir && (!o.info_dir[0] || strchr(o.info_dir, '/') || strcmp(o.info_dir, ".") == 0 ||
 			   strcmp(o.info_dir, "..") == 0 || strlen(o.info_dir) > NAME_MAX)) {
 		fprintf(stderr, "awfs: --info-dir %s: expected one file name, such as .awfs\n", o.info_dir);
-		return 2;
+		EXIT(2);
 	}
 	if (o.cache && strcmp(o.cache, "auto") && strcmp(o.cache, "always") && strcmp(o.cache, "never")) {
 		fprintf(stderr, "awfs: cache=%s: expected cache=auto, cache=always or cache=never\n", o.cache);
-		return 2;
+		EXIT(2);
 	}
 
 	/* 1. the policy, whole */
@@ -493,7 +617,7 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "awfs: %zu error%s in the policy; nothing mounted\n", errs.n,
 			errs.n == 1 ? "" : "s");
 		msgs_clear(&errs);
-		return 2;
+		EXIT(2);
 	}
 
 	/* 2. the mount point and the source, opened before the mount covers it */
@@ -501,20 +625,34 @@ int main(int argc, char *argv[])
 	err = host_init();
 	if (err) {
 		fprintf(stderr, "awfs: cannot open /proc/self/fd: %s\n", strerror(err));
-		return 1;
+		EXIT(1);
 	}
-	if (replace_dead_mount(mountpoint) < 0)
-		return 1;
-	if (!realpath(mountpoint, mnt) || stat(mnt, &mst) < 0 || !S_ISDIR(mst.st_mode)) {
+	over_dead = find_dead_mount(mountpoint, mnt, sizeof(mnt), &beneath);
+	if (over_dead < 0)
+		EXIT(1);
+	if (over_dead) {
+		/* mnt is the absolute path of the dead mount; realpath would fail on it */
+		fprintf(stderr, "awfs: replacing the dead awfs mount at %s\n", mnt);
+	} else if (!realpath(mountpoint, mnt) || stat(mnt, &mst) < 0 || !S_ISDIR(mst.st_mode)) {
 		fprintf(stderr, "awfs: bad mount point `%s': %s\n", mountpoint,
 			errno ? strerror(errno) : "Not a directory");
-		return 1;
+		EXIT(1);
 	}
 	source = o.source ? o.source : mnt;
-	err = host_open_root(source, &root_fd, &root_st);
-	if (err || !realpath(source, src)) {
-		fprintf(stderr, "awfs: bad source `%s': %s\n", source, strerror(err ? err : errno));
-		return 1;
+	if (!o.source && beneath >= 0) {
+		root_fd = beneath;
+		err = fstat(root_fd, &root_st) < 0 ? errno : 0;
+		snprintf(src, sizeof(src), "%s", mnt);
+	} else {
+		if (beneath >= 0)
+			close(beneath);
+		err = host_open_root(source, &root_fd, &root_st);
+		if (!err && !realpath(source, src))
+			err = errno;
+	}
+	if (err) {
+		fprintf(stderr, "awfs: bad source `%s': %s\n", source, strerror(err));
+		EXIT(1);
 	}
 
 	/* the FUSE options are checked here, before anything is created */
@@ -522,7 +660,7 @@ int main(int argc, char *argv[])
 	se = fuse_session_new(&args, &ops_lowlevel, sizeof(ops_lowlevel), NULL);
 	if (!se) {
 		fprintf(stderr, "awfs: bad FUSE options (see the message above; awfs --help, mount.fuse3(8))\n");
-		return 2;
+		EXIT(2);
 	}
 	if (o.log) {
 		err = log_open(o.log);
@@ -569,7 +707,20 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "awfs: cannot install signal handlers\n");
 		goto out_session;
 	}
-	if (fuse_session_mount(se, mnt) != 0) {
+	if (over_dead) {
+		char devfd[32];
+		int fd = mount_over_dead(mnt, src);
+
+		snprintf(devfd, sizeof(devfd), "/dev/fd/%d", fd);
+		if (fd < 0)
+			goto out_signals;
+		/* libfuse serves it but will not unmount it: out_unmount does */
+		fcntl(fd, F_SETFD, 0);
+		if (fuse_session_mount(se, devfd) != 0) {
+			umount2(mnt, MNT_DETACH);
+			goto out_signals;
+		}
+	} else if (fuse_session_mount(se, mnt) != 0) {
 		fprintf(stderr, "awfs: cannot mount on %s (is /dev/fuse usable?)\n", mnt);
 		goto out_signals;
 	}
@@ -604,10 +755,17 @@ out_aliases:
 	unbind_aliases(o.also_at, o.nalso, mnt);
 out_unmount:
 	fuse_session_unmount(se);
+	if (over_dead) {
+		/* our mount, made by mount_over_dead(), then the dead one under it */
+		if (umount2(mnt, 0) < 0 && errno != EINVAL)
+			umount2(mnt, MNT_DETACH);
+		remove_dead_beneath(mnt);
+	}
 out_signals:
 	fuse_remove_signal_handlers(se);
 out_session:
 	fuse_session_destroy(se);
+out_free:
 	fuse_opt_free_args(&args);
 	ops_fini();
 	info_fini();

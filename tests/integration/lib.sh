@@ -74,11 +74,18 @@ write_policy() {
 }
 
 # mount_awfs [extra awfs args]: start awfs in the foreground, wait for the mount
+# awfs_mounts PATH: how many awfs mounts are stacked at PATH
+awfs_mounts() {
+	awk -v p="$1" '$5 == p { for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "fuse.awfs") n++; break } } END { print n + 0 }' /proc/self/mountinfo
+}
+
 mount_awfs() {
+	local before
+	before=$(awfs_mounts "$MNT")
 	"$AWFS" "$MNT" --policy "$POLICY" -f --log "$LOG" "$@" 2>>"$T/awfs.stderr" &
 	AWFS_PID=$!
-	for _ in $(seq 1 100); do
-		is_mounted "$MNT" && return 0
+	for _ in $(seq 1 200); do
+		[ "$(awfs_mounts "$MNT")" -gt "$before" ] && return 0
 		kill -0 "$AWFS_PID" 2>/dev/null || break
 		sleep 0.05
 	done

@@ -55,12 +55,16 @@ expect "killed again: fails closed" "ENOTCONN" read "$MNT/ro/file"
 mount_awfs
 expect "a new awfs replaces the dead mount by itself" "OK:RODATA\x0a" read "$MNT/ro/file"
 expect "  ... and the mask holds" "ENOENT" read "$MNT/secret/data"
-check_match "  ... and says so" "replaced the dead awfs mount at $MNT" "$(cat "$T/awfs.stderr")"
-check "  ... leaving one awfs mount there" "1" "$(awk -v p="$MNT" '$5 == p' /proc/self/mountinfo | grep -c fuse.awfs)"
+check_match "  ... and says so" "replacing the dead awfs mount at $MNT" "$(cat "$T/awfs.stderr")"
+check "  ... stacked on the dead one, never uncovering the directory" "2" \
+	"$(awk -v p="$MNT" '$5 == p' /proc/self/mountinfo | grep -c fuse.awfs)"
 out=$("$AWFS" "$MNT" --policy "$POLICY" -f 2>&1); rc=$?
 check "a second awfs over a live one: exit 1" "1" "$rc"
 check_match "  ... says why" "an awfs is already mounted at $MNT \(unmount it first: fusermount3 -u $MNT\)" "$out"
 unmount_awfs
+check "  ... its unmount takes the dead one away too" "0" \
+	"$(awk -v p="$MNT" '$5 == p' /proc/self/mountinfo | grep -c fuse.awfs)"
+check "  ... and exits 0" "0" "$AWFS_RC"
 check "host data intact after the crash" "TOPSECRET RODATA" "$(cat "$SRC/secret/data" "$SRC/ro/file" | tr '\n' ' ' | sed 's/ $//')"
 
 # in the background (the default, and how mount.fuse3 runs it): the alias is
