@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# fixture.sh DIR UID - lay out the parity fixture tree in DIR (made fresh),
+# owned by UID with modes that let UID write, so that what refuses a write is
+# the policy (EROFS), except under restricted/ (root's, 0755: EACCES).
+set -eu
+dir=$1 uid=$2
+rm -rf "$dir"
+mkdir -p "$dir"/secret/sub "$dir"/a/b/masked "$dir"/ro/dir "$dir"/rw/.git "$dir"/rw/masked \
+	"$dir"/rw/sub "$dir"/mem-a "$dir"/restricted
+echo TOPSECRET >"$dir/secret/data"
+echo DEEP >"$dir/secret/sub/deep"
+echo HIDDEN >"$dir/a/b/masked/x"
+echo PLAIN >"$dir/a/b/plain"
+echo KEYDATA >"$dir/top.key"
+echo RODATA >"$dir/ro/file"
+echo F >"$dir/ro/dir/f"
+echo SPACES >"$dir/ro/name with spaces"
+echo ACCENT >"$dir/ro/café"
+# a large file with a fixed pattern: 4 MiB of a repeating line
+yes 'awfs parity large file line' | head -c 4194304 >"$dir/ro/big"
+ln -s ../secret/data "$dir/ro/link-to-secret"
+ln -s ../rw/file "$dir/ro/link-to-rw"
+ln -s /nonexistent/outside "$dir/ro/link-out"
+echo RWDATA >"$dir/rw/file"
+echo GITCFG >"$dir/rw/.git/config"
+echo MASKEDRW >"$dir/rw/masked/m"
+echo MEM >"$dir/mem-a/m"
+echo ROOTFILE >"$dir/rootfile"
+echo RESTRICTED >"$dir/restricted/r"
+chown -R "$uid:$uid" "$dir"
+chown root:root "$dir/restricted" "$dir/restricted/r"
+chmod 755 "$dir" "$dir/restricted"
+chmod 644 "$dir/restricted/r"
+setfattr -n user.tag -v hostvalue "$dir/ro/file"

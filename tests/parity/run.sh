@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# run.sh - one policy, one transcript, three runtimes:
+#   container  awfs mounted over the fixture in a fresh mount + pid namespace
+#              (the Docker agent container's situation), probed as uid 1000;
+#   virtiofs   awfs mounted on the host in a private mount namespace, exported
+#              by virtiofsd, probed inside a QEMU guest (q35, vhost-user-fs-pci,
+#              the device Cloud Hypervisor uses) as uid 1000;
+#   in-guest   a plain directory exported by virtiofsd, awfs mounted over the
+#              virtiofs share inside the guest, probed there as uid 1000.
+# Passes only when the three transcripts are byte-identical and equal to the
+# checked-in expected.txt, and the host log of the virtiofs run has the line
+# for a denial made in the guest. Exit 77 (skipped) when it cannot run here.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+AWFS=${AWFS:?AWFS must name the awfs binary}
+PARITY=${AWFS_PARITY:?AWFS_PARITY must name the awfs-parity binary}
+RUN_GUEST=${AWFS_RUN_GUEST:-$here/../vm/run-guest}
+EXPECTED=$here/expected.txt
+AGENT=1000
+PASS=0 FAIL=0
+
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" = 0 ] || skip "needs root"
+[ -c /dev/fuse ] || skip "no /dev/fuse"
+command -v unshare >/dev/null || skip "no unshare (util-linux)"
+command -v setfattr >/dev/null || skip "no setfattr (attr)"
+
+T=$(mktemp -d /tmp/awfs-parity.XXXXXX)
+chmod 755 "$T"
+cleanup() {
+	rc=$?
+	# the namespaces took their mounts with them; nothing is left mounted here
+	if [ -n "${AWFS_PARITY_KEEP:-}" ]; then echo "# kept $T"; else rm -rf "$T"; fi
+	exit $rc
+}
+trap cleanup EXIT
+
+check() {
+	if [ "$2" = "$3" ]; then PASS=$((PASS + 1)); echo "ok - $1"
+	else FAIL=$((FAIL + 1)); echo "not ok - $1"; echo "#   expected: $2"; echo "#   got:      $3"; fi
+}
+
+# transcript NAME: the lines between the markers in $T/NAME.raw
+transcript() {
+	sed -n '/^@@PARITY-BEGIN@@$/,/^@@PARITY-END@@$/p' "$T/$1.raw" | sed '1d;$d' | tr -d '\r' >"$T/$1.txt"
+}
+
+compare() {
+	if [ ! -s "$T/$1.txt" ]; then
+		check "$1: a transcript was made" "yes" "no"
+		return
+	fi
+	if cmp -s "$EXPECTED" "$T/$1.txt"; then
+		check "$1: the transcript equals expected.txt ($(wc -l <"$EXPECTED") lines)" same same
+	else
+		check "$1: the transcript equals expected.txt" same different
+		diff -u "$EXPECTED" "$T/$1.txt" | sed 's/^/#   /' | head -40
+	fi
+}
+
+cp "$here/policy.conf" "$T/policy.conf"
+chmod 644 "$T/policy.conf"
+
+# ---- container: a fresh mount and pid namespace, awfs over the directory
+bash "$here/fixture.sh" "$T/c" "$AGENT"
+unshare --mount --pid --fork --mount-proc --propagation private bash -c '
+	"$1" "$2" --policy "$3" -f --log "$4" &
+	p=$!
+	for i in $(seq 100); do grep -q " $2 .* fuse.awfs " /proc/self/mountinfo && break; sleep 0.05; done
+	echo @@PARITY-BEGIN@@
+	"$5" "$2" "$6"
+	echo @@PARITY-END@@
+	kill $p; wait $p' _ "$AWFS" "$T/c" "$T/policy.conf" "$T/container.log" "$PARITY" "$AGENT" \
+	>"$T/container.raw" 2>"$T/container.err"
+transcript container
+compare container
+
+# ---- the guest runs need qemu and a kernel: prepare them, or report skipped
+if ! "$RUN_GUEST" --prepare --quiet >"$T/prepare.log" 2>&1; then
+	cat "$T/prepare.log"
+	echo "# $PASS passed, $FAIL failed"
+	[ "$FAIL" = 0 ] || exit 1
+	skip "no guest here (run-guest --prepare failed): only the container runtime was checked"
+fi
+
+# ---- virtiofs: awfs on the host in a private mount namespace, virtiofsd exports it
+bash "$here/fixture.sh" "$T/v" "$AGENT"
+unshare --mount --propagation private bash -c '
+	"$1" "$2" --policy "$3" -f --log "$4" &
+	p=$!
+	for i in $(seq 100); do grep -q " $2 .* fuse.awfs " /proc/self/mountinfo && break; sleep 0.05; done
+	"$5" --quiet --share "$2" --xattr --timeout 600 --include "$6:/bin/awfs-parity" \
+		--cmd "echo @@PARITY-BEGIN@@; awfs-parity \$AWFS_MNT $7; echo @@PARITY-END@@"
+	rc=$?
+	kill $p; wait $p
+	exit $rc' _ "$AWFS" "$T/v" "$T/policy.conf" "$T/virtiofs.log" "$RUN_GUEST" "$PARITY" "$AGENT" \
+	>"$T/virtiofs.raw" 2>"$T/virtiofs.err"
+rc=$?
+check "virtiofs: the guest booted and ran the probe" "0" "$rc"
+[ "$rc" = 0 ] || { tail -20 "$T/virtiofs.err" | sed 's/^/#   /'; }
+transcript virtiofs
+compare virtiofs
+# virtiofsd switches to the guest's uid for the calls that create (create,
+# mkdir, mknod, symlink, link); other calls reach awfs as virtiofsd's root
+check "virtiofs: a denial in the guest is logged on the host with op, path and guest uid" "yes" \
+	"$(grep -Eq "denied create $T/v/ro/new for pid [0-9]+ \(virtiofsd\) uid $AGENT gid $AGENT: its directory $T/v/ro is read-only by read_only rule \"ro\"" "$T/virtiofs.log" && echo yes)"
+check "virtiofs: an open for writing in the guest is logged on the host too" "yes" \
+	"$(grep -Eq "denied open\(O_WRONLY\) $T/v/ro/file for pid [0-9]+ \(virtiofsd\)" "$T/virtiofs.log" && echo yes)"
+
+# ---- in-guest: a plain directory exported, awfs mounted over the share in the guest
+bash "$here/fixture.sh" "$T/g" "$AGENT"
+"$RUN_GUEST" --quiet --share "$T/g" --xattr --timeout 600 \
+	--include "$AWFS:/bin/awfs" --include "$PARITY:/bin/awfs-parity" \
+	--include "$T/policy.conf:/etc/awfs/parity.conf" \
+	--cmd "awfs \$AWFS_MNT --policy /etc/awfs/parity.conf --log /tmp/awfs.log || exit 3
+	       echo @@PARITY-BEGIN@@; awfs-parity \$AWFS_MNT $AGENT; echo @@PARITY-END@@
+	       grep -c 'denied open(O_WRONLY) ' /tmp/awfs.log | sed 's/^/guest-denials: /'
+	       umount \$AWFS_MNT" >"$T/in-guest.raw" 2>"$T/in-guest.err"
+rc=$?
+check "in-guest: the guest booted, mounted awfs and ran the probe" "0" "$rc"
+[ "$rc" = 0 ] || { tail -20 "$T/in-guest.err" | sed 's/^/#   /'; tail -20 "$T/in-guest.raw" | sed 's/^/#   /'; }
+transcript in-guest
+compare in-guest
+check "in-guest: awfs in the guest logged the denial" "yes" \
+	"$(grep -Eq '^guest-denials: [1-9]' "$T/in-guest.raw" && echo yes)"
+
+check "the three transcripts are byte-identical" "same" \
+	"$(cmp -s "$T/container.txt" "$T/virtiofs.txt" && cmp -s "$T/container.txt" "$T/in-guest.txt" && echo same)"
+echo "# $PASS passed, $FAIL failed"
+[ "$FAIL" = 0 ]
