@@ -30,7 +30,7 @@ struct awfs_denial {
 	uid_t uid;
 	gid_t gid;
 	const char *cls;	/* "masked", "read-only", ... of what refused */
-	const char *origin;	/* "rule", "root default", "unclassified", "info dir", "anchored rule" */
+	const char *origin;	/* "rule", "root default", "unclassified", "info directory", "anchored rule" */
 	const struct awfs_rule *rule;	/* or NULL */
 	const char *why;	/* the sentence of the log line */
 	int err;

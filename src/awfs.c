@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -619,6 +620,23 @@ int main(int argc, char *argv[])
 		msgs_clear(&errs);
 		EXIT(2);
 	}
+
+	if (!o.no_info_dir) {
+		const char *name = o.info_dir ? o.info_dir : ".awfs";
+
+		/* the information directory would hide what a rule names there */
+		for (size_t i = 0; i < policy->nrules; i++) {
+			const struct awfs_rule *r = &policy->rules[i];
+
+			if (r->ncomps && fnmatch(r->comps[0], name, 0) == 0) {
+				fprintf(stderr, "awfs: the information directory %s would hide what %s rule \"%s\" (%s:%d) names; pick another with --info-dir NAME, or --no-info-dir\n",
+					name, policy_class_key(r->cls), r->path, policy->file, r->line);
+				EXIT(2);
+			}
+		}
+	}
+	if (o.fail_on_denial && !o.foreground)
+		fprintf(stderr, "awfs: warning: --fail-on-denial without -f: in the background the exit status reaches nobody\n");
 
 	/* 2. the mount point and the source, opened before the mount covers it */
 	umask(0);	/* the kernel already applied the caller's umask */

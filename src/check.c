@@ -122,6 +122,11 @@ static void check_unclassified(struct awfs_classifier *c, int root_fd, const cha
 		st = classify_child(c, classify_root(c), de->d_name);
 		if (classify_origin(st) != AWFS_ORIGIN_UNCLASSIFIED)
 			continue;
+		if (strcmp(de->d_name, ".awfs") == 0) {
+			add(l, 2, "%s/.awfs is hidden behind awfs's information directory (unless awfs runs with --info-dir or --no-info-dir)",
+			    esc(source, b, sizeof(b)));
+			continue;
+		}
 		add(l, strict ? 0 : 1, "unclassified top-level entry %s/%s: named by no rule, it would be served %s (unclassified = \"%s\"); add it to mask, allow_write or read_only",
 		    esc(source, b, sizeof(b)), esc(de->d_name, a, sizeof(a)),
 		    p->unclassified == AWFS_UNCLASSIFIED_MASK ? "empty" : "read-only",
@@ -139,8 +144,14 @@ static void check_grants(const struct awfs_check_opts *o, struct awfs_classifier
 
 	grants_check(g, c, p, root, &f);
 	for (size_t i = 0; i < f.n; i++) {
+		/*
+		 * --strict makes grants wider than the root errors; a part of a
+		 * grant that a rule refuses on purpose (a read-only .git in a
+		 * memory) stays a warning: the policy says so deliberately.
+		 */
 		int sev = f.v[i].severity == AWFS_FINDING_ERROR ? 0 :
-			  f.v[i].severity == AWFS_FINDING_WARN ? (o->strict ? 0 : 1) : 2;
+			  f.v[i].severity == AWFS_FINDING_WARN ? (o->strict ? 0 : 1) :
+			  f.v[i].severity == AWFS_FINDING_EXCEPT ? 1 : 2;
 
 		add(l, sev, "%s: %s: %s", esc(f.v[i].entry, a, sizeof(a)), esc(f.v[i].path, b, sizeof(b)),
 		    esc(f.v[i].text, t, sizeof(t)));

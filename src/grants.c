@@ -6,10 +6,9 @@
  * Parsing. An engine emits its permissions as one string of entries
  * ("Bash(git:*),Read,Write(/tmp/gh-aw/cache-memory/x)"), split at commas and
  * newlines outside parentheses and quotes. Entries, the whole string and an
- * argument may each be wrapped in quotes. Quotes are significant everywhere
- * (as in a shell word), so "Bash(echo ')')" keeps its parenthesis; the price
- * is that an unbalanced quote inside an argument (Bash(echo it's)) is an
- * error. The string comes from a workflow file and will be fuzzed: it is
+ * argument may each be wrapped in quotes. Inside parentheses a quote is plain
+ * text, so an apostrophe in a Bash argument (Bash(echo it's)) is fine; the
+ * price is that a quoted ")" there (Bash(echo ")")) closes the argument. The string comes from a workflow file and will be fuzzed: it is
  * scanned iteratively (no recursion on its depth), every buffer is sized from
  * the input, and parsing is linear in its length (quotes are unwrapped at
  * most MAX_UNWRAP levels deep, each level one more scan).
@@ -172,7 +171,8 @@ static void split(const char *s, size_t a, size_t b, unsigned unwrapped, struct 
 		if (quote) {
 			if (ch == quote)
 				quote = 0;
-		} else if (is_quote(ch)) {
+		} else if (is_quote(ch) && depth == 0) {
+			/* inside parentheses a quote is text: Bash(echo it's) is fine */
 			quote = ch;
 		} else if (ch == '(') {
 			depth++;
@@ -270,21 +270,10 @@ static bool parse_entry(const char *s, size_t a, size_t b, struct awfs_grant *ou
 
 		depth = 1;
 		for (size_t i = open + 1; i < b && close == b; i++) {
-			if (quote) {
-				if (s[i] == quote)
-					quote = 0;
-			} else if (is_quote(s[i])) {
-				quote = s[i];
-				qpos = i;
-			} else if (s[i] == '(') {
+			if (s[i] == '(')
 				depth++;
-			} else if (s[i] == ')' && --depth == 0) {
+			else if (s[i] == ')' && --depth == 0)
 				close = i;
-			}
-		}
-		if (quote) {
-			err_quote(errs, qpos, quote);
-			return false;
 		}
 		if (close == b) {
 			msgs_add(errs, "column %zu: unbalanced parentheses: this \"(\" is never closed. Expected a \")\" at the end of the argument. Example: %s",
@@ -672,10 +661,26 @@ static void check_under(struct check *x, const struct awfs_grant *g, const struc
 	sb_path(&path, &x->root, rel->v, rel->n, NULL, 0);
 
 	if (k == rel->n) {
-		/* one path, a file or a directory */
+		/*
+		 * One path, a file or a directory. An engine may read a
+		 * directory grant as covering what is inside (as gitignore
+		 * does), so the rules that refuse parts below it are named too.
+		 */
 		if (classify_class(base) == AWFS_CLASS_WRITE) {
 			covered(&text, x->p, base);
 			add(x, AWFS_FINDING_NOTE, g->entry, sb_take(&path), sb_take(&text));
+			nalive = classify_alive(base, &alive);
+			d = classify_depth(base);
+			for (size_t i = 0; i < nalive; i++) {
+				const struct awfs_rule *r = alive[i];
+
+				if (r->cls == AWFS_CLASS_WRITE)
+					continue;
+				sb_path(&path, &x->root, rel->v, k, r->comps + d, r->ncomps - d);
+				sb_str(&text, "not writable although the grant may cover it (what is inside a directory): ");
+				why_rule(&text, x->p, r);
+				add(x, AWFS_FINDING_EXCEPT, g->entry, sb_take(&path), sb_take(&text));
+			}
 		} else {
 			sb_str(&text, "not writable although the grant covers it: ");
 			why_state(&text, x->p, base);
@@ -733,7 +738,7 @@ static void check_under(struct check *x, const struct awfs_grant *g, const struc
 			sb_path(&path, &x->root, rel->v, k, r->comps + d, r->ncomps - d);
 			sb_str(&text, "not writable although the grant covers it: ");
 			why_rule(&text, x->p, r);
-			add(x, AWFS_FINDING_WARN, g->entry, sb_take(&path), sb_take(&text));
+			add(x, AWFS_FINDING_EXCEPT, g->entry, sb_take(&path), sb_take(&text));
 		}
 	}
 	free(exc);

@@ -35,7 +35,8 @@ struct awfs_grants {
 
 enum awfs_severity {
 	AWFS_FINDING_ERROR,	/* the engine may write where awfs refuses */
-	AWFS_FINDING_WARN,	/* partly covered, or wider than the mount root */
+	AWFS_FINDING_WARN,	/* a grant wider than the mount root, or a bare one */
+	AWFS_FINDING_EXCEPT,	/* a rule the policy states on purpose refuses part of a grant */
 	AWFS_FINDING_NOTE,	/* not checked (outside the root, relative), or fine */
 };
 

@@ -5,6 +5,7 @@
 #include "info.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,8 @@ static size_t ring_next, ring_count;
 static void rule_line(FILE *f, const char *mnt, const struct awfs_rule *r)
 {
 	char path[3 * 4096], reason[4096];
-	char *full = util_xasprintf("%s%s%s", mnt, r->ncomps ? "/" : "", r->ncomps ? r->path : "");
+	char *full = util_xasprintf("%s%s%s", mnt, r->ncomps && strcmp(mnt, "/") ? "/" : "",
+				    r->ncomps ? r->path : "");
 
 	log_escape_text(full, strlen(full), path, sizeof(path));
 	log_escape_text(r->reason, strlen(r->reason), reason, sizeof(reason));
@@ -69,9 +71,20 @@ static void build_readme(const struct awfs_policy *p, const char *mnt)
 				rule_line(f, m, v[i]);
 		fputc('\n', f);
 	}
-	fprintf(f, "Everything else under %s is read-only%s.\n", m,
-		p->unclassified == AWFS_UNCLASSIFIED_MASK ?
-			" (and top-level entries that no rule names are shown empty)" : "");
+	{
+		bool root_writable = false, root_ruled = false;
+
+		for (size_t i = 0; i < p->nrules; i++) {
+			if (p->rules[i].ncomps == 0) {
+				root_ruled = true;
+				root_writable = p->rules[i].cls == AWFS_CLASS_WRITE;
+			}
+		}
+		fprintf(f, "Everything else under %s is %s%s.\n", m,
+			root_writable ? "writable" : "read-only",
+			p->unclassified == AWFS_UNCLASSIFIED_MASK && !root_ruled ?
+				" (and top-level entries that no rule names are shown empty)" : "");
+	}
 	fprintf(f, "A write anywhere else fails with \"Read-only file system\" (EROFS) and is\n"
 		   "logged. Write to one of the writable paths above instead.\n"
 		   "The most recent refusals, with the rule behind each: %s/%s/denials\n",

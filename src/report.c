@@ -94,6 +94,16 @@ void report_policy_json(struct awfs_json *j, const struct awfs_policy *p)
 	json_obj_end(j);
 }
 
+const char *report_rest(const struct awfs_policy *p)
+{
+	for (size_t i = 0; i < p->nrules; i++)
+		if (p->rules[i].ncomps == 0)
+			return p->rules[i].cls == AWFS_CLASS_WRITE ?
+				       "everything else: writable (the root itself is allow_write)" :
+				       "everything else: read-only (the root's own rule)";
+	return "everything else: read-only";
+}
+
 void report_policy_text(FILE *out, const struct awfs_policy *p, const char *root)
 {
 	const struct awfs_rule **v = report_sorted_rules(p);
@@ -113,7 +123,8 @@ void report_policy_text(FILE *out, const struct awfs_policy *p, const char *root
 					      r->cls == AWFS_CLASS_WRITE ? "writable (allow_write)" :
 					      "read-only on purpose (read_only)");
 		}
-		full = util_xasprintf("%s%s%s", root ? root : "", root && r->ncomps ? "/" : "",
+		full = util_xasprintf("%s%s%s", root ? root : "",
+				      root && r->ncomps && strcmp(root, "/") != 0 ? "/" : "",
 				      r->ncomps || !root ? r->path : "");
 		log_escape(full, strlen(full), path, sizeof(path));
 		log_escape(r->reason, strlen(r->reason), reason, sizeof(reason));
@@ -131,6 +142,7 @@ void report_policy_text(FILE *out, const struct awfs_policy *p, const char *root
 	}
 	if (p->nrules == 0)
 		fputs("no rules\n", out);
-	fputs("everything else: read-only\n", out);
+	fputs(report_rest(p), out);
+	fputc('\n', out);
 	free(v);
 }

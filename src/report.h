@@ -23,6 +23,8 @@ void report_rules_json(struct awfs_json *j, const struct awfs_policy *p);
 void report_policy_json(struct awfs_json *j, const struct awfs_policy *p);
 /* Print the resolved policy for people; paths shown under @root when given. */
 void report_policy_text(FILE *out, const struct awfs_policy *p, const char *root);
+/* What the paths no rule names are, in words ("everything else: read-only"). */
+const char *report_rest(const struct awfs_policy *p);
 /* The rules of @p in report order (a new array of pointers; caller frees). */
 const struct awfs_rule **report_sorted_rules(const struct awfs_policy *p);
 

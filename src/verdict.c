@@ -259,7 +259,13 @@ int verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 		return EROFS;
 
 	raw_path(r->in, r->name, path, sizeof(path));
-	path_key(path, key, sizeof(key));
+	{
+		/* counted under the protected area that refused, not the subject */
+		char bpath[2 * PATH_MAX];
+
+		raw_path(r->bin, r->bname, bpath, sizeof(bpath));
+		path_key(bpath, key, sizeof(key));
+	}
 	atomic_fetch_add(&denials, 1);
 	pthread_mutex_lock(&stats_lock);
 	counts_add(&by_op, r->op, AWFS_MAX_OP_KEYS);

@@ -35,15 +35,22 @@ struct probe {
 
 static int fail(struct probe *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Print a formatted line with its paths' controls and invalid bytes escaped. */
+static void say(FILE *f, const char *prefix, const char *fmt, va_list ap)
+{
+	char raw[8192], esc[3 * 8192];
+
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	fprintf(f, "%s%s\n", prefix, log_escape_text(raw, strlen(raw), esc, sizeof(esc)));
+}
+
 static int fail(struct probe *pr, const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("awfsctl verify: FAILED: ", pr->err);
 	va_start(ap, fmt);
-	vfprintf(pr->err, fmt, ap);
+	say(pr->err, "awfsctl verify: FAILED: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', pr->err);
 	return 1;
 }
 
@@ -53,12 +60,21 @@ static void held(struct probe *pr, const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("ok: ", pr->out);
 	va_start(ap, fmt);
-	vfprintf(pr->out, fmt, ap);
+	say(pr->out, "ok: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', pr->out);
 	pr->held++;
+}
+
+static void skipped(struct probe *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void skipped(struct probe *pr, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say(pr->out, "skip: ", fmt, ap);
+	va_end(ap);
 }
 
 /* An awfs mount, with the options its guarantees rest on, is at @path. */
@@ -170,7 +186,7 @@ static int probe_mask(struct probe *pr, const struct awfs_rule *r)
 		parent_rel[0] = '\0';
 	parent = join(pr->mnt, parent_rel);
 	if (!parent_literal) {
-		fprintf(pr->out, "skip: mask \"%s\": a glob above the last component cannot be probed\n", r->path);
+		skipped(pr, "mask \"%s\": a glob above the last component cannot be probed", r->path);
 	} else if (r->literal[r->ncomps - 1]) {
 		struct stat st;
 
@@ -178,11 +194,14 @@ static int probe_mask(struct probe *pr, const struct awfs_rule *r)
 		if (stat(parent, &st) == 0)
 			ret = probe_mask_path(pr, r->path, path);
 		else
-			fprintf(pr->out, "skip: mask \"%s\": %s does not exist\n", r->path, parent);
+			skipped(pr, "mask \"%s\": %s does not exist", r->path, parent);
 		free(path);
 	} else {
 		DIR *d = opendir(parent);
 		struct dirent *de;
+
+		if (!d)
+			skipped(pr, "mask \"%s\": %s does not exist", r->path, parent);
 
 		while (d && ret == 0 && (de = readdir(d)) != NULL) {
 			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
@@ -312,6 +331,9 @@ int verify_run(const struct awfs_verify_opts *o, FILE *out, FILE *err)
 		if (!root_ruled)
 			ret = probe_readonly_dir(&pr, "the root (read-only by default)", mnt);
 	}
+	for (size_t i = 0; i < p->nrules && !ret; i++)
+		if (p->rules[i].ncomps == 0 && p->rules[i].cls == AWFS_CLASS_WRITE)
+			ret = probe_writable(&pr, &p->rules[i]);
 	for (size_t i = 0; i < p->nrules && !ret; i++) {
 		const struct awfs_rule *r = &p->rules[i];
 		struct stat st;

@@ -46,7 +46,7 @@ expect "  ... twice" "OK:late\x0a" read "$MNT/late-entry"
 
 unmount_awfs
 check "--fail-on-denial with denials: exit 3" "3" "$AWFS_RC"
-check_match "  ... prints the summary" "awfs: unmounting $MNT: 7 writes denied \(by operation: create 3, open\(O_WRONLY\|O_TRUNC\) 2, rename 1, rmdir 1; by path: .awfs 3, ro 2, rw 1, secret 1\); failing \(--fail-on-denial\)" "$(cat "$T/awfs.stderr")"
+check_match "  ... prints the summary" "awfs: unmounting $MNT: 7 writes denied \(by operation: create 3, open\(O_WRONLY\|O_TRUNC\) 2, rename 1, rmdir 1; by path: .awfs 3, ro 3, secret 1\); failing \(--fail-on-denial\)" "$(cat "$T/awfs.stderr")"
 
 # ---- the audit file
 check "every audit line is valid JSON" "ok" "$(jq -e . "$A" >/dev/null && echo ok)"
@@ -63,7 +63,7 @@ check "a hostile name is kept, with invalid bytes visible" "$MNT/ro/a
 b\"c\\d\\xff" "$(jq -r --arg p "$MNT/ro/a" 'select(.event == "deny" and (.path | startswith($p))) | .path' "$A")"
 check "a rename record names both paths" "$MNT/rw/file -> $MNT/ro/x" \
 	"$(jq -r 'select(.event == "deny" and .op == "rename") | "\(.path) -> \(.other)"' "$A")"
-check "the unmount record counts by op and path" "7 2" \
+check "the unmount record counts by op and path" "7 3" \
 	"$(jq -r 'select(.event == "unmount") | "\(.denials) \(.by_path.ro)"' "$A")"
 
 # ---- --fail-on-denial without denials; no information directory; another name

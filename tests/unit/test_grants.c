@@ -30,6 +30,7 @@
 static const char *const sev_names[] = {
 	[AWFS_FINDING_ERROR] = "ERROR",
 	[AWFS_FINDING_WARN] = "WARN",
+	[AWFS_FINDING_EXCEPT] = "EXCEPT",
 	[AWFS_FINDING_NOTE] = "NOTE",
 };
 
@@ -116,7 +117,9 @@ static const struct parse_row parse_rows[] = {
 	{ "Bash(echo a,b),Read", "Bash<echo a,b> | Read" },
 	{ "Bash(echo $(date +%s)),Bash(test -f x && (cat x || true)),Read",
 	  "Bash<echo $(date +%s)> | Bash<test -f x && (cat x || true)> | Read" },
-	{ "Bash(echo \")\"),Bash(printf '%s,%s' a b)", "Bash<echo \")\"> | Bash<printf '%s,%s' a b>" },
+	/* inside parentheses quotes are text: an apostrophe needs no partner */
+	{ "Write(\"/tmp/x)", "+Write<\"/tmp/x>" },
+	{ "Bash(echo it's),Bash(printf '%s,%s' a b)", "Bash<echo it's> | Bash<printf '%s,%s' a b>" },
 	{ "Bash(git commit -m \"fix: a, b (c)\"),Bash(jq '.items[] | select(.x)')",
 	  "Bash<git commit -m \"fix: a, b (c)\"> | Bash<jq '.items[] | select(.x)'>" },
 	{ "Bash(echo a\nb),Read", "Bash<echo a\nb> | Read" },
@@ -196,13 +199,11 @@ static const struct bad_row bad_rows[] = {
 	{ "Write(/a) Read", "column 11: text after the closing parenthesis: \"Read\". " AFTER },
 	{ "(foo)", "column 1: " EMPTY_TOOL },
 	{ "Read,  (foo),Glob", "column 8: " EMPTY_TOOL },
-	{ "Write(\"/tmp/x)",
-	  "column 7: unterminated quote: the \" opened here is never closed. Expected a closing \" before the end of the entry. Example: \"Write(/tmp/gh-aw/agent/**)\"" },
 	{ "Read,'Write(/a)",
 	  "column 6: unterminated quote: the ' opened here is never closed. Expected a closing ' before the end of the entry. Example: 'Write(/tmp/gh-aw/agent/**)'" },
-	/* the price of reading quotes inside arguments */
-	{ "Bash(echo it's)",
-	  "column 13: unterminated quote: the ' opened here is never closed. Expected a closing ' before the end of the entry. Example: 'Write(/tmp/gh-aw/agent/**)'" },
+	/* the price of taking quotes inside arguments as text: a quoted ")" closes */
+	{ "Bash(echo \")\")",
+	  "column 13: text after the closing parenthesis: \"\\\")\". Expected a comma or newline before the next entry. Example: Write(/tmp/gh-aw/agent/**),Read" },
 	{ "Read)", "column 5: " NO_OPEN },
 	{ "Write(/a))", "column 10: " NO_OPEN },
 	{ "Wr ite(/a)", "column 3: invalid character \" \" in tool name \"Wr ite\". " BAD_TOOL },
@@ -365,14 +366,14 @@ static const struct cov_row shipped_rows[] = {
 	/* the seed's string: covered, but the host's .git is not the agent's */
 	{ "Bash(git:*),Read,Write(/tmp/gh-aw/cache-memory/*),Edit(/tmp/gh-aw/cache-memory/*),MultiEdit(/tmp/gh-aw/cache-memory/*)",
 	  "NOTE /tmp/gh-aw/cache-memory/* ~ covered by allow_write rule \"cache-memory\" (shipped.conf:40), with 1 exception\n"
-	  "WARN /tmp/gh-aw/cache-memory/.git ~ read-only by read_only rule \"cache-memory*/.git\" (shipped.conf:63: \n"
+	  "EXCEPT /tmp/gh-aw/cache-memory/.git ~ read-only by read_only rule \"cache-memory*/.git\" (shipped.conf:63: \n"
 	  "NOTE /tmp/gh-aw/cache-memory/*\n"
-	  "WARN /tmp/gh-aw/cache-memory/.git\n"
+	  "EXCEPT /tmp/gh-aw/cache-memory/.git\n"
 	  "NOTE /tmp/gh-aw/cache-memory/*\n"
-	  "WARN /tmp/gh-aw/cache-memory/.git" },
+	  "EXCEPT /tmp/gh-aw/cache-memory/.git" },
 	{ "Write(/tmp/gh-aw/cache-memory/**)",
 	  "NOTE /tmp/gh-aw/cache-memory/**\n"
-	  "WARN /tmp/gh-aw/cache-memory/.git ~ \"cache-memory*/.git\"" },
+	  "EXCEPT /tmp/gh-aw/cache-memory/.git ~ \"cache-memory*/.git\"" },
 	{ "Write(/tmp/gh-aw/cache-memory/notes/**)", "NOTE /tmp/gh-aw/cache-memory/notes/**" },
 	{ "Edit(/tmp/gh-aw/mcp-payloads/*)",
 	  "ERROR /tmp/gh-aw/mcp-payloads/* ~ read-only by read_only rule \"mcp-payloads\" (shipped.conf:67: exemption" },
@@ -410,11 +411,14 @@ static const struct cov_row shipped_rows[] = {
 	{ "Write(/tmp/gh-aw/sandbox/**)",
 	  "ERROR /tmp/gh-aw/sandbox/** ~ read-only: no rule makes it writable; of what it covers only these are writable: /tmp/gh-aw/sandbox/agent/logs, /tmp/gh-aw/sandbox/agent/session-state" },
 	{ "Write(/tmp/gh-aw/repo-memory/**)",
-	  "NOTE /tmp/gh-aw/repo-memory/** ~ \"repo-memory/*\"\nWARN /tmp/gh-aw/repo-memory/*/.git ~ \"repo-memory/*/.git\"" },
+	  "NOTE /tmp/gh-aw/repo-memory/** ~ \"repo-memory/*\"\nEXCEPT /tmp/gh-aw/repo-memory/*/.git ~ \"repo-memory/*/.git\"" },
+	/* a literal directory grant: what a rule refuses inside it is named */
+	{ "Write(/tmp/gh-aw/cache-memory)",
+	  "NOTE /tmp/gh-aw/cache-memory\nEXCEPT /tmp/gh-aw/cache-memory/.git ~ may cover it (what is inside a directory)" },
 	{ "Write(/tmp/gh-aw/repo-memory/*/notes/**)", "NOTE /tmp/gh-aw/repo-memory/*/notes/**" },
 	{ "Write(/tmp/gh-aw/repo-memory/wiki/.git/**)", "ERROR /tmp/gh-aw/repo-memory/wiki/.git/**" },
 	{ "Write(/tmp/gh-aw/cache-memory-*/**)",
-	  "WARN /tmp/gh-aw/cache-memory*/.git\nNOTE /tmp/gh-aw/cache-memory-*/** ~ \"cache-memory-*\"" },
+	  "EXCEPT /tmp/gh-aw/cache-memory*/.git\nNOTE /tmp/gh-aw/cache-memory-*/** ~ \"cache-memory-*\"" },
 	/* cache-memoryx is named by no allow_write rule */
 	{ "Write(/tmp/gh-aw/cache-memory*)",
 	  "ERROR /tmp/gh-aw/cache-memory* ~ only these are writable: /tmp/gh-aw/cache-memory, /tmp/gh-aw/cache-memory-*" },
@@ -461,11 +465,11 @@ static const struct cov_row small_rows[] = {
 	{ "Write(/tmp/gh-aw/cache-memory/notes.md)", "ERROR /tmp/gh-aw/cache-memory/notes.md ~ read-only: no rule makes it writable" },
 	{ "Write(/tmp/gh-aw/data/*)",
 	  "NOTE /tmp/gh-aw/data/* ~ covered by allow_write rule \"data\" (small.conf:4), with 2 exceptions\n"
-	  "WARN /tmp/gh-aw/data/*.lock ~ read-only by read_only rule \"data/*.lock\" (small.conf:8: the host holds these locks)\n"
-	  "WARN /tmp/gh-aw/data/secrets ~ masked by mask rule \"data/secrets\" (small.conf:12: tokens)" },
+	  "EXCEPT /tmp/gh-aw/data/*.lock ~ read-only by read_only rule \"data/*.lock\" (small.conf:8: the host holds these locks)\n"
+	  "EXCEPT /tmp/gh-aw/data/secrets ~ masked by mask rule \"data/secrets\" (small.conf:12: tokens)" },
 	/* two globs are assumed to meet: *.json and *.lock cannot, but it is only a warning */
-	{ "Write(/tmp/gh-aw/data/*.json)", "NOTE /tmp/gh-aw/data/*.json\nWARN /tmp/gh-aw/data/*.lock" },
-	{ "Write(/tmp/gh-aw/data/s*/**)", "WARN /tmp/gh-aw/data/*.lock\nNOTE /tmp/gh-aw/data/s*/**\nWARN /tmp/gh-aw/data/secrets" },
+	{ "Write(/tmp/gh-aw/data/*.json)", "NOTE /tmp/gh-aw/data/*.json\nEXCEPT /tmp/gh-aw/data/*.lock" },
+	{ "Write(/tmp/gh-aw/data/s*/**)", "EXCEPT /tmp/gh-aw/data/*.lock\nNOTE /tmp/gh-aw/data/s*/**\nEXCEPT /tmp/gh-aw/data/secrets" },
 	{ "Write(/tmp/gh-aw/data/report.json)", "NOTE /tmp/gh-aw/data/report.json ~ \"data\"" },
 	{ "Write(/tmp/gh-aw/data/x.lock)", "ERROR /tmp/gh-aw/data/x.lock ~ read_only rule \"data/*.lock\"" },
 	{ "Write(/tmp/gh-aw/data/secrets/token)", "ERROR /tmp/gh-aw/data/secrets/token ~ mask rule \"data/secrets\"" },
@@ -543,8 +547,9 @@ static void test_roots(void **state)
 	};
 	static const struct cov_row dot_rows[] = {
 		{ "Write(/tmp/gh-aw/x/**)", "NOTE /tmp/gh-aw/x/** ~ covered by allow_write rule \".\"" },
-		{ "Write(/tmp/gh-aw/*)", "NOTE /tmp/gh-aw/* ~ with 2 exceptions\nWARN /tmp/gh-aw/aw-prompts\nWARN /tmp/gh-aw/mcp-logs" },
-		{ "Write(/tmp/gh-aw/)", "NOTE /tmp/gh-aw" },
+		{ "Write(/tmp/gh-aw/*)", "NOTE /tmp/gh-aw/* ~ with 2 exceptions\nEXCEPT /tmp/gh-aw/aw-prompts\nEXCEPT /tmp/gh-aw/mcp-logs" },
+		/* a directory grant names the rules that refuse parts inside it */
+		{ "Write(/tmp/gh-aw/)", "NOTE /tmp/gh-aw\nEXCEPT /tmp/gh-aw/aw-prompts\nEXCEPT /tmp/gh-aw/mcp-logs" },
 	};
 	struct fixture f = load(small_policy, "small.conf");
 	struct awfs_findings out = { 0 };
