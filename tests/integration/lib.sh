@@ -46,6 +46,7 @@ cleanup() {
 		wait "$AWFS_PID" 2>/dev/null
 	fi
 	[ -n "$T" ] && rm -rf "$T"
+	[ -n "${EXTRA_CLEAN:-}" ] && rm -f $EXTRA_CLEAN
 	exit $rc
 }
 trap cleanup EXIT

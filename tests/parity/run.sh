@@ -15,7 +15,9 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 AWFS=${AWFS:?AWFS must name the awfs binary}
 PARITY=${AWFS_PARITY:?AWFS_PARITY must name the awfs-parity binary}
+AWFSCTL=${AWFSCTL:?AWFSCTL must name the awfsctl binary}
 RUN_GUEST=${AWFS_RUN_GUEST:-$here/../vm/run-guest}
+WRAPPER=$here/../../contrib/virtiofsd/awfs-virtiofsd
 EXPECTED=$here/expected.txt
 AGENT=1000
 PASS=0 FAIL=0
@@ -84,17 +86,13 @@ if ! "$RUN_GUEST" --prepare --quiet >"$T/prepare.log" 2>&1; then
 	skip "no guest here (run-guest --prepare failed): only the container runtime was checked"
 fi
 
-# ---- virtiofs: awfs on the host in a private mount namespace, virtiofsd exports it
+# ---- virtiofs: awfs on the host in a private mount namespace, virtiofsd
+# exports it; contrib/virtiofsd/awfs-virtiofsd does both, as a launcher would
 bash "$here/fixture.sh" "$T/v" "$AGENT"
-unshare --mount --propagation private bash -c '
-	"$1" "$2" --policy "$3" -f --log "$4" &
-	p=$!
-	for i in $(seq 100); do grep -q " $2 .* fuse.awfs " /proc/self/mountinfo && break; sleep 0.05; done
-	"$5" --quiet --share "$2" --xattr --timeout 600 --include "$6:/bin/awfs-parity" \
-		--cmd "echo @@PARITY-BEGIN@@; awfs-parity \$AWFS_MNT $7; echo @@PARITY-END@@"
-	rc=$?
-	kill $p; wait $p
-	exit $rc' _ "$AWFS" "$T/v" "$T/policy.conf" "$T/virtiofs.log" "$RUN_GUEST" "$PARITY" "$AGENT" \
+AWFS_POLICY="$T/policy.conf" AWFS_LOG="$T/virtiofs.log" AWFS_BIN="$AWFS" AWFSCTL_BIN="$AWFSCTL" \
+	"$RUN_GUEST" --share "$T/v" --xattr --timeout 600 --keep --virtiofsd "$WRAPPER" \
+	--include "$PARITY:/bin/awfs-parity" \
+	--cmd "echo @@PARITY-BEGIN@@; awfs-parity \$AWFS_MNT $AGENT; echo @@PARITY-END@@" \
 	>"$T/virtiofs.raw" 2>"$T/virtiofs.err"
 rc=$?
 check "virtiofs: the guest booted and ran the probe" "0" "$rc"
@@ -125,6 +123,10 @@ compare in-guest
 check "in-guest: awfs in the guest logged the denial" "yes" \
 	"$(grep -Eq '^guest-denials: [1-9]' "$T/in-guest.raw" && echo yes)"
 
+check "virtiofs: the wrapper verified the mount before virtiofsd started" "yes" \
+	"$(grep -q 'awfsctl verify: .* checks held' "$T/virtiofs.err" "$(sed -n 's/.*work dir kept: //p' "$T/virtiofs.err")/virtiofsd.log" 2>/dev/null && echo yes)"
+rm -rf "$(sed -n 's/.*work dir kept: //p' "$T/virtiofs.err")"
+check "virtiofs: nothing of awfs is left mounted on the host" "0" "$(grep -c " $T/v " /proc/self/mountinfo)"
 check "the three transcripts are byte-identical" "same" \
 	"$(cmp -s "$T/container.txt" "$T/virtiofs.txt" && cmp -s "$T/container.txt" "$T/in-guest.txt" && echo same)"
 echo "# $PASS passed, $FAIL failed"

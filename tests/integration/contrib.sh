@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# contrib.sh - the runtime glue in contrib/ works: the Docker entrypoint (in a
+# fresh mount + pid namespace), awfs-virtiofsd failing closed, the systemd
+# unit's command lines, and /etc/fstab through mount.fuse3.
+. "$(dirname "$0")/lib.sh"
+require_mount_env
+AWFSCTL=${AWFSCTL:?AWFSCTL must name the awfsctl binary}
+command -v unshare >/dev/null || skip "no unshare"
+command -v mount.fuse3 >/dev/null || skip "no mount.fuse3 (fuse3)"
+CONTRIB="$AWFS_TESTS/../contrib"
+setup_fixture
+
+# ---- docker: the entrypoint, in what a container is to the kernel
+mkdir -p "$T/alias"
+out=$(AWFS_DIR="$SRC" AWFS_POLICY="$POLICY" AWFS_AGENT_USER="$AGENT_UID:$AGENT_UID" \
+	AWFS_ALSO_AT="$T/alias" AWFS_LOG="$LOG" AWFS_BIN="$AWFS" AWFSCTL_BIN="$AWFSCTL" \
+	unshare --mount --pid --fork --mount-proc --propagation private \
+	sh "$CONTRIB/docker/awfs-entrypoint.sh" sh -c '
+		echo "uid $(id -u) gid $(id -g)"
+		grep -E "^Cap(Eff|Prm|Bnd):" /proc/self/status | tr "\t" " "
+		grep NoNewPrivs /proc/self/status | tr "\t" " "
+		"$1" read "$2/secret/data"; "$1" write "$2/ro/file" x; "$1" write "$2/rw/from-agent" y
+		"$1" read "$3/secret/data"; "$1" stat "$3/ro/file" | cut -c1-8
+		umount "$2" 2>&1 | sed "s/.*/umount: refused/"' _ "$AWFS_PROBE" "$SRC" "$T/alias" 2>"$T/entry.err")
+rc=$?
+check "docker: the entrypoint ran the agent" "0" "$rc"
+check "docker: the agent runs as its uid" "uid $AGENT_UID gid $AGENT_UID" "$(printf '%s\n' "$out" | sed -n 1p)"
+check "docker: no capabilities left, bounding set empty" \
+	"CapPrm: 0000000000000000 CapEff: 0000000000000000 CapBnd: 0000000000000000" \
+	"$(printf '%s\n' "$out" | grep '^Cap' | sort -k1,1 | sed -n '3p;2p;1p' | sort -r | tr '\n' ' ' | sed 's/ $//')"
+check "docker: no_new_privs" "NoNewPrivs: 1" "$(printf '%s\n' "$out" | grep NoNewPrivs)"
+check "docker: mask, denial and pass-through as the agent" "ENOENT EROFS OK" \
+	"$(printf '%s\n' "$out" | sed -n '6,8p' | tr '\n' ' ' | sed 's/ $//')"
+check "docker: the alias holds the mask too" "ENOENT OK:type=" "$(printf '%s\n' "$out" | sed -n '9,10p' | tr '\n' ' ' | sed 's/ $//')"
+check "docker: the agent cannot unmount awfs" "umount: refused" "$(printf '%s\n' "$out" | sed -n 11p)"
+check "docker: verify ran before the agent" "yes" "$(grep -q 'checks held' "$T/entry.err" && echo yes)"
+check "docker: the write reached the host" "y" "$(cat "$SRC/rw/from-agent")"
+check "docker: the mount went with the namespace" "0" "$(grep -c " $SRC " /proc/self/mountinfo)"
+out=$(AWFS_DIR="$SRC" AWFS_POLICY="$POLICY" AWFS_BIN=/bin/true AWFSCTL_BIN="$AWFSCTL" \
+	unshare --mount --propagation private sh "$CONTRIB/docker/awfs-entrypoint.sh" touch "$T/agent-ran" 2>&1)
+rc=$?
+check "docker: no awfs mount, no agent (exit 1)" "1 no" "$rc $([ -e "$T/agent-ran" ] && echo yes || echo no)"
+check_match "docker: says why" "awfsctl verify failed; not starting the agent" "$out"
+
+# ---- awfs-virtiofsd fails closed: a boundary that does not hold never gets virtiofsd
+printf '#!/bin/sh\ntouch "%s/virtiofsd-ran"\n' "$T" >"$T/fake-virtiofsd"; chmod +x "$T/fake-virtiofsd"
+out=$(AWFS_POLICY="$POLICY" AWFS_BIN=/bin/true AWFSCTL_BIN="$AWFSCTL" VIRTIOFSD_BIN="$T/fake-virtiofsd" \
+	"$CONTRIB/virtiofsd/awfs-virtiofsd" --socket-path="$T/sock" -o source="$SRC" -o cache=auto 2>&1)
+rc=$?
+check "awfs-virtiofsd: verify fails, exit 1, virtiofsd never runs" "1 no" \
+	"$rc $([ -e "$T/virtiofsd-ran" ] && echo yes || echo no)"
+check_match "awfs-virtiofsd: says why" "awfsctl verify failed on $SRC: not starting virtiofsd" "$out"
+out=$(AWFS_POLICY="$POLICY" AWFS_BIN="$AWFS" AWFSCTL_BIN="$AWFSCTL" AWFS_LOG="$T/vfsd-awfs.log" \
+	VIRTIOFSD_BIN="$T/fake-virtiofsd" \
+	"$CONTRIB/virtiofsd/awfs-virtiofsd" --socket-path="$T/sock" -o source="$SRC",cache=auto 2>&1)
+rc=$?
+check "awfs-virtiofsd: a good mount starts virtiofsd (-o source=DIR,cache=...)" "0 yes" \
+	"$rc $([ -e "$T/virtiofsd-ran" ] && echo yes || echo no)"
+check "awfs-virtiofsd: leaves nothing mounted on the host" "0" "$(grep -c " $SRC " /proc/self/mountinfo)"
+out=$(AWFS_POLICY="$POLICY" "$CONTRIB/virtiofsd/awfs-virtiofsd" --socket-path="$T/sock" 2>&1)
+check "awfs-virtiofsd: no shared directory: exit 1" "1" "$?"
+
+# ---- systemd: the unit's own command lines, as systemd runs them
+unit="$CONTRIB/systemd/awfs@.service"
+line() { sed -n "s/^$1=//p" "$unit" | sed "s|%f|$SRC|g; s|/usr/bin/awfsctl|$AWFSCTL|; s|/usr/bin/awfs |$AWFS |; s|/etc/awfs/policy.conf|$POLICY|"; }
+check "systemd: Type=forking (awfs returns once mounted)" "forking" "$(sed -n 's/^Type=//p' "$unit")"
+eval "$(line ExecStart) --log '$LOG'"
+check "systemd: ExecStart mounts" "yes" "$(is_mounted "$SRC" && echo yes)"
+eval "$(line ExecStartPost)" >/dev/null
+check "systemd: ExecStartPost (verify) passes" "0" "$?"
+expect "systemd: the mask holds" "ENOENT" read "$SRC/secret/data"
+pid=$(pgrep -f "^$AWFS $SRC --policy" | head -1)
+kill -TERM "$pid"
+for _ in $(seq 100); do is_mounted "$SRC" || break; sleep 0.05; done
+check "systemd: stop (SIGTERM) unmounts" "no" "$(is_mounted "$SRC" && echo yes || echo no)"
+
+# ---- /etc/fstab through mount.fuse3: fuse.awfs and awfs# forms
+MNT2="$T/fstab-mnt"
+mkdir -p "$MNT2"
+# mount(8) runs mount.fuse3 with a safe PATH, so awfs must be installed: a
+# link in /usr/local/bin for the test (removed at exit), unless one is there
+if [ ! -e /usr/local/bin/awfs ]; then
+	ln -s "$AWFS" /usr/local/bin/awfs
+	EXTRA_CLEAN=/usr/local/bin/awfs
+elif [ "$(readlink -f /usr/local/bin/awfs)" != "$(readlink -f "$AWFS")" ]; then
+	echo "# /usr/local/bin/awfs is another awfs: the fstab checks use it"
+fi
+mount -t fuse.awfs -o "policy=$POLICY,log=$LOG" "$SRC" "$MNT2"
+check "fstab: mount -t fuse.awfs -o policy=..." "yes" "$(is_mounted "$MNT2" && echo yes)"
+expect "fstab: the mask holds" "ENOENT" read "$MNT2/secret/data"
+expect "fstab: writes pass through" "OK" write "$MNT2/rw/via-fstab" f
+check_match "fstab: default_permissions and allow_other, nosuid and nodev" \
+	" [^ ]*nosuid,nodev[^ ]* .* fuse.awfs .*default_permissions,allow_other" \
+	"$(awk -v p="$MNT2" '$5 == p' /proc/self/mountinfo)"
+umount "$MNT2"
+check "fstab: umount unmounts" "no" "$(is_mounted "$MNT2" && echo yes || echo no)"
+printf '%s %s fuse.awfs policy=%s,log=%s,noauto 0 0\n' "$SRC" "$MNT2" "$POLICY" "$LOG" >"$T/fstab"
+mount --fstab "$T/fstab" "$MNT2"
+check "fstab: an fstab line (mount --fstab FILE MOUNTPOINT)" "yes" "$(is_mounted "$MNT2" && echo yes)"
+expect "fstab: the mask holds there too" "ENOENT" read "$MNT2/secret/data"
+umount "$MNT2"
+mount -t fuse -o "policy=$POLICY,log=$LOG" "awfs#$SRC" "$MNT2"
+check "fstab: the awfs#SOURCE form" "yes" "$(is_mounted "$MNT2" && echo yes)"
+umount "$MNT2"
+printf 'version = 2;\n' >"$T/bad.conf"; chmod 644 "$T/bad.conf"
+out=$(mount -t fuse.awfs -o "policy=$T/bad.conf" "$SRC" "$MNT2" 2>&1)
+check "fstab: a bad policy does not mount" "no" "$(is_mounted "$MNT2" && echo yes || echo no)"
+check_match "fstab: and says why" "bad.conf:1: unsupported policy version" "$out"
+finish
