@@ -121,8 +121,12 @@ static void usage(FILE *out)
 		"  -f                   stay in the foreground\n"
 		"  -d                   debug: foreground, and print every FUSE request\n"
 		"  -o OPT[,OPT...]      FUSE mount options, and:\n"
-		"       cache=auto|always|never   kernel caching of entries, attributes, data [auto]\n"
-		"       xattr | noxattr           serve extended attributes                   [xattr]\n"
+		"       cache=auto|strict|always|never  how long the kernel keeps entries and\n"
+		"                         attributes: auto = 1 h for writable and masked paths,\n"
+		"                         1 s for read-only ones (the host may write there);\n"
+		"                         strict = 1 s for all; always = 1 day; never = 0  [auto]\n"
+		"       xattr | noxattr   serve extended attributes (off: the kernel then asks\n"
+		"                         for none, one round trip less per write)   [noxattr]\n"
 		"       policy=, source=, runtime=, log=, also_at=, audit=, info_dir=,\n"
 		"       noinfo_dir, fail_on_denial   as the options above\n"
 		"  -h, --help           this help\n"
@@ -559,7 +563,7 @@ static void add_mount_options(struct fuse_args *args, const char *src)
 int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-	struct options o = { .xattr = 1 };
+	struct options o = { .xattr = 0 };
 	struct awfs_msgs errs = { 0 };
 	struct awfs_ops_config oc = { 0 };
 	struct awfs_policy *policy = NULL;
@@ -605,8 +609,9 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "awfs: --info-dir %s: expected one file name, such as .awfs\n", o.info_dir);
 		EXIT(2);
 	}
-	if (o.cache && strcmp(o.cache, "auto") && strcmp(o.cache, "always") && strcmp(o.cache, "never")) {
-		fprintf(stderr, "awfs: cache=%s: expected cache=auto, cache=always or cache=never\n", o.cache);
+	if (o.cache && strcmp(o.cache, "auto") && strcmp(o.cache, "strict") && strcmp(o.cache, "always") &&
+	    strcmp(o.cache, "never")) {
+		fprintf(stderr, "awfs: cache=%s: expected cache=auto, strict, always or never\n", o.cache);
 		EXIT(2);
 	}
 
@@ -710,12 +715,21 @@ int main(int argc, char *argv[])
 	oc.xattr = o.xattr;
 	oc.info_dir = o.no_info_dir ? NULL : o.info_dir ? o.info_dir : ".awfs";
 	info_init(oc.info_dir, policy, mnt);
+	/*
+	 * auto: writable and masked paths change only through awfs (the host
+	 * works there before and after the agent), so the kernel may keep what
+	 * it learnt for an hour; read-only paths may be written by the host
+	 * during the run (spilled payloads), so for a second.
+	 */
 	oc.keep_cache = true;
-	oc.entry_timeout = oc.attr_timeout = oc.negative_timeout = 1.0;
-	if (o.cache && strcmp(o.cache, "always") == 0) {
-		oc.entry_timeout = oc.attr_timeout = oc.negative_timeout = 86400.0;
+	oc.timeout_own = 3600.0;
+	oc.timeout_shared = 1.0;
+	if (o.cache && strcmp(o.cache, "strict") == 0) {
+		oc.timeout_own = 1.0;
+	} else if (o.cache && strcmp(o.cache, "always") == 0) {
+		oc.timeout_own = oc.timeout_shared = 86400.0;
 	} else if (o.cache && strcmp(o.cache, "never") == 0) {
-		oc.entry_timeout = oc.attr_timeout = oc.negative_timeout = 0.0;
+		oc.timeout_own = oc.timeout_shared = 0.0;
 		oc.keep_cache = false;
 	}
 	ops_init(&oc);
@@ -757,7 +771,7 @@ int main(int argc, char *argv[])
 	}
 
 	lc = fuse_loop_cfg_create();
-	fuse_loop_cfg_set_clone_fd(lc, 0);
+	fuse_loop_cfg_set_clone_fd(lc, 1);	/* a /dev/fuse fd per thread: no shared queue */
 	fuse_loop_cfg_set_max_threads(lc, 16);
 	/* the loop returns the signal that ended it (a clean stop) or -errno */
 	ret = fuse_session_loop_mt(se, lc) < 0;

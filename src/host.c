@@ -402,15 +402,6 @@ int host_lseek(int fh, off_t off, int whence, off_t *out)
 	return *out < 0 ? errno : 0;
 }
 
-int host_flush(int fh)
-{
-	int d = dup(fh);
-
-	if (d < 0)
-		return errno;
-	return ERR(close(d));
-}
-
 int host_fd_path(int fd, char *buf, size_t size)
 {
 	char name[16];

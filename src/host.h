@@ -82,7 +82,5 @@ int host_copy_file_range(int fin, off_t off_in, int fout, off_t off_out, size_t 
 int host_lseek(int fh, off_t off, int whence, off_t *out);
 /* The host path of the object behind @fd (for messages only, never opened). */
 int host_fd_path(int fd, char *buf, size_t size);
-/* close(dup(fh)): what close() would report, without closing @fh. */
-int host_flush(int fh);
 
 #endif

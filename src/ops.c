@@ -78,6 +78,7 @@ struct dir_entry {
 struct dir_handle {
 	struct dir_entry *e;
 	size_t n;
+	bool loaded;	/* the snapshot is taken at the first readdir */
 	bool served;	/* rewinddir (offset 0 again) takes a fresh snapshot */
 };
 
@@ -245,10 +246,16 @@ static int node_attr(const struct awfs_inode *in, struct stat *st)
 	return host_stat(in->fd, st);
 }
 
+/* How long the kernel may keep what it knows of a path in state @st. */
+static double state_timeout(const struct awfs_state *st)
+{
+	return classify_class(st) == AWFS_CLASS_RO ? cfg->timeout_shared : cfg->timeout_own;
+}
+
 /* How long the kernel may keep @in's attributes: virtual text changes any time. */
 static double attr_timeout(const struct awfs_inode *in)
 {
-	return in->virt ? 0.0 : cfg->attr_timeout;
+	return in->virt ? 0.0 : state_timeout(in->state);
 }
 
 static void fill_entry(struct fuse_entry_param *e, struct awfs_inode *in, const struct stat *st)
@@ -257,7 +264,7 @@ static void fill_entry(struct fuse_entry_param *e, struct awfs_inode *in, const 
 	e->ino = inode_nodeid(in);
 	e->attr = *st;
 	e->attr_timeout = attr_timeout(in);
-	e->entry_timeout = cfg->entry_timeout;
+	e->entry_timeout = in->virt ? cfg->timeout_own : state_timeout(in->state);
 }
 
 /* A top-level entry that exists on the host and no rule names: log it once. */
@@ -290,7 +297,8 @@ static int virt_lookup(struct awfs_inode *dir, const char *name, struct fuse_ent
  * Look up @name in @dir and take a reference on the result. Fills @e;
  * ENOENT is returned as such (the caller decides about negative entries).
  */
-static int do_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry_param *e)
+static int do_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry_param *e,
+		     const struct awfs_state **child)
 {
 	const struct awfs_state *st;
 	struct awfs_inode *in;
@@ -302,6 +310,8 @@ static int do_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry
 	if (is_masked(dir) || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 		return ENOENT;
 	st = classify_child(cfg->classifier, dir->state, name);
+	if (child)
+		*child = st;
 	if (classify_class(st) == AWFS_CLASS_MASK) {
 		mode_t type = S_IFDIR;
 		bool listed = false;
@@ -334,12 +344,14 @@ static int do_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry
 
 static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	const struct awfs_state *st = NULL;
 	struct fuse_entry_param e;
-	int err = do_lookup(inode_get(parent), name, &e);
+	int err = do_lookup(inode_get(parent), name, &e, &st);
 
-	if (err == ENOENT && cfg->negative_timeout > 0) {
+	if (err == ENOENT && st && state_timeout(st) > 0) {
+		/* a negative entry: names the agent could create stay absent until it does */
 		memset(&e, 0, sizeof(e));
-		e.entry_timeout = cfg->negative_timeout;
+		e.entry_timeout = state_timeout(st);
 		fuse_reply_entry(req, &e);
 	} else if (err) {
 		fuse_reply_err(req, err);
@@ -465,7 +477,7 @@ static void ll_readlink(fuse_req_t req, fuse_ino_t ino)
 static void reply_new_entry(fuse_req_t req, struct awfs_inode *dir, const char *name)
 {
 	struct fuse_entry_param e;
-	int err = do_lookup(dir, name, &e);
+	int err = do_lookup(dir, name, &e, NULL);
 
 	if (err)
 		fuse_reply_err(req, err);
@@ -717,11 +729,6 @@ static void ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_
 		fuse_reply_write(req, (size_t)n);
 }
 
-static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	fuse_reply_err(req, has_host_fh(ino) ? host_flush((int)fi->fh) : 0);
-}
-
 static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct awfs_inode *in = inode_get(ino);
@@ -889,23 +896,21 @@ static int dir_load(struct awfs_inode *dir, struct dir_handle *d)
 	return err;
 }
 
+/*
+ * The snapshot is taken at the first readdir, not here: with cache_readdir
+ * the kernel often answers a listing from its own cache after opendir, and
+ * then the host directory is never read at all.
+ */
 static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct dir_handle *d = util_xcalloc(1, sizeof(*d));
-	int err = dir_load(inode_get(ino), d);
 
-	if (err) {
-		dir_free(d);
-		free(d);
-		fuse_reply_err(req, err);
-		return;
-	}
+	(void)ino;
 	fi->fh = (uint64_t)(uintptr_t)d;
-	fi->cache_readdir = 0;
-	if (fuse_reply_open(req, fi) == -ENOENT) {
-		dir_free(d);
+	fi->keep_cache = cfg->keep_cache;
+	fi->cache_readdir = cfg->keep_cache;
+	if (fuse_reply_open(req, fi) == -ENOENT)
 		free(d);
-	}
 }
 
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -917,8 +922,9 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	size_t used = 0;
 	int err = 0;
 
-	if (off == 0 && d->served)
+	if (!d->loaded || (off == 0 && d->served))
 		err = dir_load(dir, d);
+	d->loaded = true;
 	d->served = true;
 	for (size_t i = (size_t)off; !err && i < d->n; i++) {
 		struct dir_entry *de = &d->e[i];
@@ -931,7 +937,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 				memset(&e, 0, sizeof(e));
 				e.attr.st_ino = de->ino;
 				e.attr.st_mode = (mode_t)DTTOIF(de->type);
-			} else if (do_lookup(dir, de->name, &e) != 0) {
+			} else if (do_lookup(dir, de->name, &e, NULL) != 0) {
 				continue;	/* gone since the snapshot */
 			}
 			need = fuse_add_direntry_plus(req, buf + used, size - used, de->name, &e,
@@ -1018,7 +1024,7 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	int err;
 
 	if (!cfg->xattr)
-		err = EOPNOTSUPP;
+		err = ENOSYS;	/* the kernel stops asking: no GETXATTR before every write */
 	else if (in->fd < 0)
 		err = ENODATA;	/* a mask has no xattrs */
 	else
@@ -1040,7 +1046,7 @@ static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	int err = 0;
 
 	if (!cfg->xattr)
-		err = EOPNOTSUPP;
+		err = ENOSYS;
 	else if (in->fd >= 0)
 		err = host_listxattr(in->fd, in->type == S_IFLNK, buf, size, &len);
 	if (err)
@@ -1056,8 +1062,11 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 			size_t size, int flags)
 {
 	struct awfs_inode *in = inode_get(ino);
-	int err = cfg->xattr ? check_node(req, "setxattr", in) : EOPNOTSUPP;
+	/* a refusal is still EROFS and logged; with xattrs off an allowed one is EOPNOTSUPP */
+	int err = check_node(req, "setxattr", in);
 
+	if (!err && !cfg->xattr)
+		err = EOPNOTSUPP;
 	if (!err)
 		err = host_setxattr(in->fd, in->type == S_IFLNK, name, value, size, flags);
 	fuse_reply_err(req, err);
@@ -1066,8 +1075,10 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct awfs_inode *in = inode_get(ino);
-	int err = cfg->xattr ? check_node(req, "removexattr", in) : EOPNOTSUPP;
+	int err = check_node(req, "removexattr", in);
 
+	if (!err && !cfg->xattr)
+		err = EOPNOTSUPP;
 	if (!err)
 		err = host_removexattr(in->fd, in->type == S_IFLNK, name);
 	fuse_reply_err(req, err);
@@ -1112,7 +1123,6 @@ const struct fuse_lowlevel_ops ops_lowlevel = {
 	.create = ll_create,
 	.read = ll_read,
 	.write_buf = ll_write_buf,
-	.flush = ll_flush,
 	.release = ll_release,
 	.fsync = ll_fsync,
 	.opendir = ll_opendir,

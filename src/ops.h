@@ -18,9 +18,14 @@ struct awfs_ops_config {
 	struct awfs_classifier *classifier;
 	const char *mountpoint;		/* where the agent sees the tree */
 	const char *source;		/* the host directory served (for messages) */
-	double entry_timeout;
-	double attr_timeout;
-	double negative_timeout;
+	/*
+	 * How long the kernel may keep entries and attributes: for writable
+	 * and masked paths, which change only through awfs while it is
+	 * mounted (masks never), and for read-only paths, which the host may
+	 * change under the agent (a gateway spilling payloads).
+	 */
+	double timeout_own;
+	double timeout_shared;
 	bool keep_cache;
 	bool xattr;
 	const char *info_dir;		/* the information directory's name, or NULL */

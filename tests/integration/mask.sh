@@ -4,7 +4,7 @@
 require_mount_env
 setup_fixture
 host_ino=$(stat -c %i "$SRC/secret")
-mount_awfs
+mount_awfs -o xattr
 
 expect "root listing shows masks, absent ones too" \
 	"OK:.awfs,ghost,made,mem-a,restricted,ro,rootfile,rw,secret,server.pem,top.key" readdir "$MNT"
