@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
@@ -557,6 +558,44 @@ static void add_mount_options(struct fuse_args *args, const char *src)
 	free(fsname);
 }
 
+#define AWFS_WANT_NOFILE 1048576
+#define AWFS_MIN_NOFILE 65536
+
+/*
+ * Raise the fd limit as far as the system allows (root may go past the hard
+ * limit, up to fs.nr_open). Fails only when even soft-to-hard is refused;
+ * a limit that stays low is a warning with what to do about it.
+ */
+static int raise_nofile(void)
+{
+	struct rlimit rl, want;
+	unsigned long long nr_open = AWFS_WANT_NOFILE;
+	FILE *f = fopen("/proc/sys/fs/nr_open", "re");
+
+	if (f) {
+		if (fscanf(f, "%llu", &nr_open) != 1)
+			nr_open = AWFS_WANT_NOFILE;
+		fclose(f);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 0;
+	want.rlim_cur = want.rlim_max = nr_open < AWFS_WANT_NOFILE ? nr_open : AWFS_WANT_NOFILE;
+	if (want.rlim_max > rl.rlim_max && setrlimit(RLIMIT_NOFILE, &want) == 0)
+		return 0;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+			fprintf(stderr, "awfs: cannot raise the open file limit to %llu: %s\n",
+				(unsigned long long)rl.rlim_max, strerror(errno));
+			return -1;
+		}
+	}
+	if (rl.rlim_cur < AWFS_MIN_NOFILE)
+		fprintf(stderr, "awfs: warning: the open file limit is %llu; awfs holds an fd for each inode the kernel caches, so a walk over more files fails with EMFILE (raise the hard limit: ulimit -Hn %d, or LimitNOFILE= in a unit)\n",
+			(unsigned long long)rl.rlim_cur, AWFS_WANT_NOFILE);
+	return 0;
+}
+
 /* Leave main() through the cleanup, with exit status @n. */
 #define EXIT(n) do { ret = (n); goto out_free; } while (0)
 
@@ -642,6 +681,13 @@ int main(int argc, char *argv[])
 	}
 	if (o.fail_on_denial && !o.foreground)
 		fprintf(stderr, "awfs: warning: --fail-on-denial without -f: in the background the exit status reaches nobody\n");
+
+	/*
+	 * Every inode the kernel holds keeps an O_PATH fd: a find over a big
+	 * tree needs as many fds as the kernel keeps entries cached.
+	 */
+	if (raise_nofile() < 0)
+		EXIT(1);
 
 	/* 2. the mount point and the source, opened before the mount covers it */
 	umask(0);	/* the kernel already applied the caller's umask */
