@@ -3,7 +3,7 @@
 # only what is missing. Sourced by contrib/demo.sh and tests/run-all.sh.
 
 # qemu and the rest of the guest harness's needs are installed by tests/vm/run-guest itself
-AWFS_DEPS="gcc make autoconf automake pkg-config libfuse3-dev fuse3 libconfig-dev libcmocka-dev attr util-linux jq"
+AWFS_DEPS="gcc make autoconf automake pkg-config libfuse3-dev fuse3 libconfig-dev libcmocka-dev attr util-linux jq cppcheck clang-tidy valgrind"
 
 awfs_install_deps() {
 	local missing="" p

@@ -321,7 +321,8 @@ static void log_boundary(const struct awfs_policy *p, struct awfs_classifier *c,
 		}
 		closedir(dp);
 	}
-	qsort(uncl, nuncl, sizeof(*uncl), cmp_str);
+	if (nuncl)
+		qsort(uncl, nuncl, sizeof(*uncl), cmp_str);
 	for (size_t i = 0; i < nuncl; i++) {
 		log_escape(uncl[i], strlen(uncl[i]), esc, sizeof(esc));
 		list_add(&uncl_text, esc);
@@ -648,8 +649,8 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "awfs: --info-dir %s: expected one file name, such as .awfs\n", o.info_dir);
 		EXIT(2);
 	}
-	if (o.cache && strcmp(o.cache, "auto") && strcmp(o.cache, "strict") && strcmp(o.cache, "always") &&
-	    strcmp(o.cache, "never")) {
+	if (o.cache && strcmp(o.cache, "auto") != 0 && strcmp(o.cache, "strict") != 0 &&
+	    strcmp(o.cache, "always") != 0 && strcmp(o.cache, "never") != 0) {
 		fprintf(stderr, "awfs: cache=%s: expected cache=auto, strict, always or never\n", o.cache);
 		EXIT(2);
 	}

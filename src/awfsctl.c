@@ -298,7 +298,7 @@ int main(int argc, char **argv)
 			ret = verify_run(&o, stdout, stderr);
 		}
 	}
-	if (ret == 2 && optind < argc && strcmp(cmd, "explain") && strcmp(cmd, "verify"))
+	if (ret == 2 && optind < argc && strcmp(cmd, "explain") != 0 && strcmp(cmd, "verify") != 0)
 		fprintf(stderr, "awfsctl %s: unexpected argument `%s'\n", cmd, argv[optind]);
 	free(a.also);
 	return ret;

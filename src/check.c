@@ -212,7 +212,8 @@ int check_run(const struct awfs_check_opts *o, FILE *out, FILE *err)
 	if (o->allowed_tools)
 		check_grants(o, c, p, root, &l, &g);
 
-	qsort(l.v, l.n, sizeof(*l.v), cmp_line);
+	if (l.n)
+		qsort(l.v, l.n, sizeof(*l.v), cmp_line);
 	for (int sev = 0; sev < 3; sev++) {
 		for (size_t i = 0; i < l.n; i++) {
 			if (l.v[i].severity != sev)

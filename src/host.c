@@ -220,7 +220,7 @@ int host_make_target(int dirfd, const char *relpath, bool file, const struct sta
 	cur = dup(dirfd);
 	if (cur < 0)
 		return errno;
-	strcpy(buf, relpath);
+	memcpy(buf, relpath, strlen(relpath) + 1);	/* the length was checked above */
 	for (tok = strtok_r(buf, "/", &save); tok; tok = next_tok) {
 		bool last;
 		int next;

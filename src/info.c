@@ -26,7 +26,7 @@ static size_t ring_next, ring_count;
 static void rule_line(FILE *f, const char *mnt, const struct awfs_rule *r)
 {
 	char path[3 * 4096], reason[4096];
-	char *full = util_xasprintf("%s%s%s", mnt, r->ncomps && strcmp(mnt, "/") ? "/" : "",
+	char *full = util_xasprintf("%s%s%s", mnt, r->ncomps && strcmp(mnt, "/") != 0 ? "/" : "",
 				    r->ncomps ? r->path : "");
 
 	log_escape_text(full, strlen(full), path, sizeof(path));

@@ -95,7 +95,9 @@ void json_escape_into(struct awfs_json *j, const char *s, size_t len)
 			put(j, tmp, 2);
 			i++;
 		} else if (u[i] < 0x20 || u[i] == 0x7f) {
-			put(j, tmp, (size_t)snprintf(tmp, sizeof(tmp), "\\u%04x", u[i]));
+			int n = snprintf(tmp, sizeof(tmp), "\\u%04x", u[i]);
+
+			put(j, tmp, (size_t)n);
 			i++;
 		} else if (u[i] < 0x80) {
 			put(j, (const char *)u + i, 1);
@@ -105,7 +107,9 @@ void json_escape_into(struct awfs_json *j, const char *s, size_t len)
 			i += ul;
 		} else {
 			/* an invalid byte: the visible text \xNN, its backslash escaped */
-			put(j, tmp, (size_t)snprintf(tmp, sizeof(tmp), "\\\\x%02x", u[i]));
+			int n = snprintf(tmp, sizeof(tmp), "\\\\x%02x", u[i]);
+
+			put(j, tmp, (size_t)n);
 			i++;
 		}
 	}
@@ -139,16 +143,20 @@ void json_int(struct awfs_json *j, int64_t v)
 {
 	char tmp[32];
 
+	int n = snprintf(tmp, sizeof(tmp), "%" PRId64, v);
+
 	value_start(j);
-	put(j, tmp, (size_t)snprintf(tmp, sizeof(tmp), "%" PRId64, v));
+	put(j, tmp, (size_t)n);
 }
 
 void json_uint(struct awfs_json *j, uint64_t v)
 {
 	char tmp[32];
 
+	int n = snprintf(tmp, sizeof(tmp), "%" PRIu64, v);
+
 	value_start(j);
-	put(j, tmp, (size_t)snprintf(tmp, sizeof(tmp), "%" PRIu64, v));
+	put(j, tmp, (size_t)n);
 }
 
 void json_bool(struct awfs_json *j, bool v)

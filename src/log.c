@@ -187,7 +187,7 @@ void log_msg(enum awfs_log_level level, const char *fmt, ...)
 		off += 6;
 	}
 	va_start(ap, fmt);
-	n = vsnprintf(line + off, sizeof(line) - off - 1, fmt, ap);
+	n = vsnprintf(line + off, sizeof(line) - off - 1, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized): started above
 	va_end(ap);
 	if (n < 0)
 		return;

@@ -643,7 +643,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 {
 	struct awfs_inode *dir = inode_get(parent), *in;
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	const struct awfs_state *st;
+	const struct awfs_state *st = NULL;
 	struct fuse_entry_param e;
 	struct stat sb;
 	int err, fh, pfd;

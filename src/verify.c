@@ -40,7 +40,7 @@ static void say(FILE *f, const char *prefix, const char *fmt, va_list ap)
 {
 	char raw[8192], esc[3 * 8192];
 
-	vsnprintf(raw, sizeof(raw), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized): the callers start it
 	fprintf(f, "%s%s\n", prefix, log_escape_text(raw, strlen(raw), esc, sizeof(esc)));
 }
 
@@ -133,7 +133,7 @@ static int probe_mask_path(struct probe *pr, const char *rule, const char *path)
 		if (!d)
 			return fail(pr, "mask \"%s\": cannot list %s: %s", rule, path, strerror(errno));
 		while ((de = readdir(d)) != NULL) {
-			if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
 				closedir(d);
 				return fail(pr, "mask \"%s\": %s lists entries (expected it empty)", rule, path);
 			}

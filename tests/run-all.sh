@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # run-all.sh - install what is missing, build, and run every test:
-# the cmocka unit tests and the integration tests on real mounts
-# (make check), then make distcheck. Run as root on Debian 12.
+# the cmocka unit tests, the integration tests on real mounts and the
+# runtime parity suite (make check), cppcheck and clang-tidy (make lint), the
+# unit tests under valgrind, then make distcheck with ASan and UBSan builds.
+# Run as root on Debian 12.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/contrib/deps.sh"
@@ -22,8 +24,19 @@ for log in tests/unit/*.log tests/integration/*.log; do
 		cat "$log"
 	fi
 done
+# static analysis and memcheck of the unit tests
+if [ "$rc" = 0 ]; then
+	make -s lint >lint.log 2>&1 || { rc=$?; echo "---- make lint"; cat lint.log; }
+fi
+if [ "$rc" = 0 ]; then
+	make -s check-valgrind >valgrind.log 2>&1 || { rc=$?; echo "---- make check-valgrind"; tail -50 valgrind.log; }
+fi
+# distcheck builds the tarball and runs every test again from it, here with
+# AddressSanitizer and UndefinedBehaviorSanitizer in every binary
 if [ "$rc" = 0 ] && [ "${AWFS_SKIP_DISTCHECK:-0}" != 1 ]; then
-	make -s distcheck >distcheck.log 2>&1 || { rc=$?; tail -50 distcheck.log; }
+	make -s distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-sanitizers >distcheck.log 2>&1 ||
+		{ rc=$?; tail -80 distcheck.log; }
+	grep -E '^(PASS|FAIL|SKIP|ERROR): ' distcheck.log | sed 's/^/sanitizers: /'
 fi
 
 # one closing line over every check of every test program
