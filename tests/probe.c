@@ -177,12 +177,15 @@ int main(int argc, char **argv)
 		if (errno)
 			return fail();
 		closedir(d);
-		qsort(names, n, sizeof(*names), cmp_str);
+		if (n)
+			qsort(names, n, sizeof(*names), cmp_str);
 		for (size_t i = 0; i < n; i++) {
 			if (i)
 				strncat(out, ",", sizeof(out) - strlen(out) - 1);
 			put_escaped(names[i], strlen(names[i]));
+			free(names[i]);
 		}
+		free(names);
 		return ok();
 	}
 	if (!strcmp(op, "readlink")) {

@@ -163,7 +163,8 @@ static void do_readdir(const char *rel)
 		names[n++] = util_xstrdup(de->d_name);
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), cmp_str);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		h = fnv(h, names[i], strlen(names[i]) + 1);
 		if (strlen(list) + strlen(shown(names[i])) + 2 < sizeof(list))

@@ -1,0 +1,800 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# bench.sh - awfs side by side with the native directory and every FUSE peer
+# (bindfs, fuse-overlayfs, libfuse 3.14's passthrough_ll), interleaved.
+#
+#   make bench                                   # as root; or tests/bench/bench.sh
+#   BENCH_REPS=5 BENCH_SCALE=1                   # the defaults
+#   BENCH_WORKLOADS=stat,lsR BENCH_TARGETS=awfs,passthrough_ll make bench
+#   tests/bench/bench.sh --report DIR            # redo the table from DIR/results.tsv
+#   tests/bench/bench.sh --list                  # workload and target names
+#
+# Environment:
+#   BENCH_REPS       repetitions (>= 1; default 5)
+#   BENCH_SCALE      multiplies every size (default 1 = the sizes of issue 5)
+#   BENCH_WORKLOADS  comma-separated workload names (default: all)
+#   BENCH_TARGETS    comma-separated target names (default: all; native is
+#                    always measured, every ratio is to it)
+#   BENCH_OUT        results directory (default: the build dir's bench-results/);
+#                    each run writes BENCH_OUT/<date>-<commit>/ and points
+#                    BENCH_OUT/latest at it
+#   BENCH_WORK       work directory (default: awfs-bench under /var/tmp or /tmp,
+#                    whichever is not tmpfs); the tarball is cached there
+#   BENCH_TIMEOUT    seconds one timed run may take (default 900)
+#   BENCH_NOFILE     open file limit given to every daemon (default 1048576)
+#   BENCH_NO_INSTALL set to skip apt-get for missing tools
+#   AWFS, BENCH_BUILDDIR, BENCH_TOP_BUILDDIR, CC   set by `make bench`
+#
+# Each target gets its own fresh source directory under the work directory, on
+# the same file system; each FUSE daemon runs in the foreground (-f, only so the
+# benchmark knows its pid) with otherwise default options. Every timed run is
+# measured with CLOCK_MONOTONIC (bench-helper; fio's own runtime for random
+# reads). On exit, even when interrupted, everything it mounted is unmounted
+# (fusermount3 -u, then umount -l) and every process it started is killed by
+# pid. Two runs at once are refused (flock on /run/lock/awfs-bench.lock).
+
+set -u -o pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+
+ALL_WORKLOADS="mount append create unlink stat json untar findcat lsR rm seqwrite seqread_warm seqread_cold randread1 randread4 git_status git_commit"
+ALL_TARGETS="native awfs awfs-ro bindfs fuse-overlayfs passthrough_ll"
+PEERS="bindfs fuse-overlayfs passthrough_ll"
+
+# ---------------------------------------------------------------- report
+# report DIR: results.tsv (+ workloads.tsv, header.md) -> results.md on stdout
+report() {
+	local dir=$1
+	[ -f "$dir/header.md" ] && cat "$dir/header.md"
+	awk -F '\t' -v peers="$PEERS" -v alltargets="$ALL_TARGETS" '
+	function fmt(v) {
+		if (v < 10) return sprintf("%.2f", v)
+		if (v < 100) return sprintf("%.1f", v)
+		return sprintf("%.0f", v)
+	}
+	function sortv(a, n,   i, j, t) {
+		for (i = 2; i <= n; i++) {
+			t = a[i]
+			for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]
+			a[j + 1] = t
+		}
+	}
+	# median, min, max of the values of key k in list L (space-separated)
+	function stats(list,   n, a, i) {
+		n = split(list, a, " ")
+		if (n == 0) { MED = ""; return 0 }
+		for (i = 1; i <= n; i++) a[i] += 0
+		sortv(a, n)
+		MIN = a[1]; MAX = a[n]
+		MED = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+		return n
+	}
+	FILENAME ~ /workloads.tsv$/ {
+		nw++; wid[nw] = $1; label[$1] = $2; kind[$1] = $3; goal[$1] = $4; next
+	}
+	FNR == 1 { next }	# the header of results.tsv
+	{
+		w = $1; t = $2; seen[t] = 1; has[w, t] = 1
+		if ($4 == "FAIL") { fails[w, t]++; next }
+		if (kind[w] == "time") {
+			if (t == "native") abs[w] = abs[w] " " $4
+			else if ($5 != "NA") ratio[w, t] = ratio[w, t] " " $5
+		} else if (kind[w] == "ms") {
+			ms[w, t] = ms[w, t] " " ($4 * 1000)
+		} else if (kind[w] == "mib") {
+			mib[w, t] = mib[w, t] " " ($6 / 1024)
+			if ($3 + 0 == 1) first[w, t] = $6 / 1024
+		}
+	}
+	END {
+		nt = split(alltargets, T, " ")
+		hdr = "| workload | native (absolute) |"; sep = "| --- | --- |"
+		for (i = 2; i <= nt; i++) if (seen[T[i]]) { hdr = hdr " " T[i] " |"; sep = sep " --- |" }
+		hdr = hdr " best peer | issue target for awfs |"; sep = sep " --- | --- |"
+		print hdr; print sep
+		np = split(peers, P, " ")
+		for (k = 1; k <= nw; k++) {
+			w = wid[k]; any = 0
+			for (i = 1; i <= nt; i++) if (has[w, T[i]]) any = 1
+			if (!any) continue
+			row = "| " label[w] " |"
+			if (kind[w] == "time" && stats(abs[w]) > 0)
+				row = row " " sprintf("%.3f s (%.3f–%.3f)", MED, MIN, MAX) " |"
+			else if (kind[w] == "time" && fails[w, "native"])
+				row = row " fail (" fails[w, "native"] ") |"
+			else
+				row = row " — |"
+			best = ""; bestv = 0
+			for (i = 2; i <= nt; i++) {
+				t = T[i]
+				if (!seen[t]) continue
+				cell = "—"
+				if (kind[w] == "time") n = stats(ratio[w, t])
+				else if (kind[w] == "ms") n = stats(ms[w, t])
+				else n = stats(mib[w, t])
+				if (n > 0) {
+					if (kind[w] == "time") cell = fmt(MED) "× (" fmt(MIN) "–" fmt(MAX) ")"
+					else if (kind[w] == "ms") cell = sprintf("%.1f ms (%.1f–%.1f)", MED, MIN, MAX)
+					else if (w == "rss_peak") cell = sprintf("%.1f MiB (after rep 1: %.1f)", MAX, first[w, t])
+					else cell = sprintf("%.1f MiB (%.1f–%.1f)", MED, MIN, MAX)
+					v = (w == "rss_peak") ? MAX : MED
+					for (j = 1; j <= np; j++) if (P[j] == t && (best == "" || v < bestv)) { best = t; bestv = v }
+				}
+				if (fails[w, t]) cell = (n > 0 ? cell " " : "") "**" fails[w, t] " failed**"
+				row = row " " cell " |"
+			}
+			if (best == "") bc = "—"
+			else if (kind[w] == "time") bc = fmt(bestv) "× " best
+			else if (kind[w] == "ms") bc = sprintf("%.1f ms ", bestv) best
+			else bc = sprintf("%.1f MiB ", bestv) best
+			row = row " " bc " | " (goal[w] == "" ? "—" : goal[w]) " |"
+			print row
+		}
+	}' "$dir/workloads.tsv" "$dir/results.tsv"
+	[ -f "$dir/footer.md" ] && cat "$dir/footer.md"
+	return 0
+}
+
+case "${1:-}" in
+--report)
+	[ -f "${2:-}/results.tsv" ] || { echo "usage: $0 --report DIR (with DIR/results.tsv)" >&2; exit 2; }
+	report "$2"
+	exit 0 ;;
+--list)
+	echo "workloads: $ALL_WORKLOADS"
+	echo "targets:   $ALL_TARGETS"
+	exit 0 ;;
+-h|--help)
+	sed -n '3,36p' "$0" | sed 's/^# \{0,1\}//'
+	exit 0 ;;
+"") ;;
+*)	echo "$0: unknown argument $1 (try --help)" >&2; exit 2 ;;
+esac
+
+die() { echo "bench: $*" >&2; exit 1; }
+say() { printf '%s\n' "$*" >&2; }
+
+[ "$(id -u)" = 0 ] || die "needs root (FUSE mounts, drop_caches)"
+[ -c /dev/fuse ] || die "no /dev/fuse"
+
+REPS=${BENCH_REPS:-5}
+SCALE=${BENCH_SCALE:-1}
+TIMEOUT=${BENCH_TIMEOUT:-900}
+NOFILE=${BENCH_NOFILE:-1048576}
+case $REPS in ''|*[!0-9]*|0) die "BENCH_REPS must be a positive integer" ;; esac
+awk -v s="$SCALE" 'BEGIN { exit !(s + 0 > 0) }' || die "BENCH_SCALE must be a positive number"
+BUILDDIR=${BENCH_BUILDDIR:-$TOP/tests/bench}
+TOPBUILD=${BENCH_TOP_BUILDDIR:-$(cd "$BUILDDIR/../.." && pwd)}
+AWFS=${AWFS:-$TOPBUILD/awfs}
+OUTROOT=${BENCH_OUT:-$TOPBUILD/bench-results}
+CC=${CC:-cc}
+
+# ---------------------------------------------------------------- one at a time
+LOCKDIR=/run/lock
+[ -d "$LOCKDIR" ] || LOCKDIR=/tmp
+exec 9>"$LOCKDIR/awfs-bench.lock"
+flock -n 9 || die "another benchmark is running (lock $LOCKDIR/awfs-bench.lock held); run one at a time"
+
+# ---------------------------------------------------------------- selection
+WORKLOADS=$ALL_WORKLOADS
+if [ -n "${BENCH_WORKLOADS:-}" ]; then
+	WORKLOADS=""
+	for w in ${BENCH_WORKLOADS//,/ }; do
+		case " $ALL_WORKLOADS " in *" $w "*) WORKLOADS="$WORKLOADS $w" ;;
+		*) die "unknown workload $w (known: $ALL_WORKLOADS)" ;; esac
+	done
+fi
+TARGETS=$ALL_TARGETS
+if [ -n "${BENCH_TARGETS:-}" ]; then
+	TARGETS="native"
+	for t in ${BENCH_TARGETS//,/ }; do
+		case " $ALL_TARGETS " in *" $t "*) ;; *) die "unknown target $t (known: $ALL_TARGETS)" ;; esac
+		[ "$t" = native ] || TARGETS="$TARGETS $t"
+	done
+fi
+NOTES=()
+note() { NOTES+=("$*"); say "note: $*"; }
+
+# ---------------------------------------------------------------- work dir
+pick_work() {
+	local d
+	for d in /var/tmp /tmp; do
+		[ "$(stat -f -c %T "$d" 2>/dev/null)" != tmpfs ] && { echo "$d/awfs-bench"; return; }
+	done
+	echo /var/tmp/awfs-bench
+}
+WORKROOT=${BENCH_WORK:-$(pick_work)}
+mkdir -p "$WORKROOT/cache" || die "cannot create $WORKROOT"
+WORKROOT=$(cd "$WORKROOT" && pwd)
+RUN=$WORKROOT/run.$$
+rm -rf "$RUN"
+mkdir -p "$RUN" || die "cannot create $RUN"
+chmod 755 "$WORKROOT" "$RUN"
+ERRLOG=$RUN/errors.log
+: >"$ERRLOG"
+SETUPLOG=$WORKROOT/setup.log	# apt-get and compiler output, kept
+: >"$SETUPLOG"
+
+# ---------------------------------------------------------------- cleanup
+declare -A PID=() SRC=() MNT=() WD=() BASE=() OPTS=() CMDLINE=() DEAD=()
+MOUNTED=()	# mount points in mount order
+CUR=""		# the workload process running now
+CYCLE_PIDFILE=$RUN/cycle.pid
+
+is_mounted() { awk -v p="$1" '$5 == p { f = 1 } END { exit !f }' /proc/self/mountinfo; }
+
+unmount_path() {
+	local m=$1 i
+	is_mounted "$m" || return 0
+	fusermount3 -u "$m" 2>/dev/null || fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+	for i in 1 2 3 4 5; do is_mounted "$m" || return 0; sleep 0.2; done
+	umount -l "$m" 2>/dev/null
+	! is_mounted "$m"
+}
+
+stop_pid() {	# stop_pid PID: a process this script started
+	local p=$1 i
+	[ -n "$p" ] || return 0
+	kill -0 "$p" 2>/dev/null || { wait "$p" 2>/dev/null; return 0; }
+	kill -TERM "$p" 2>/dev/null
+	for i in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+	kill -KILL "$p" 2>/dev/null
+	wait "$p" 2>/dev/null
+	return 0
+}
+
+CLEANED=""
+cleanup() {
+	local rc=$? m i t p left
+	[ -n "$CLEANED" ] && return
+	CLEANED=1
+	trap '' INT TERM
+	[ -n "$CUR" ] && stop_pid "$CUR"
+	if [ -f "$CYCLE_PIDFILE" ]; then	# a mount-latency daemon
+		p=$(cat "$CYCLE_PIDFILE" 2>/dev/null)
+		for t in $TARGETS; do unmount_path "$RUN/$t/lat/mnt"; done
+		[ -n "$p" ] && kill -0 "$p" 2>/dev/null && { kill -TERM "$p"; sleep 0.5; kill -KILL "$p" 2>/dev/null; }
+	fi
+	for ((i = ${#MOUNTED[@]} - 1; i >= 0; i--)); do
+		unmount_path "${MOUNTED[$i]}" || say "bench: could not unmount ${MOUNTED[$i]}"
+	done
+	for t in "${!PID[@]}"; do stop_pid "${PID[$t]}"; done
+	left=$(awk -v r="$RUN/" 'index($5, r) == 1 { print $5 }' /proc/self/mountinfo)
+	if [ -n "$left" ]; then
+		say "bench: still mounted, $RUN kept: $left"
+	else
+		rm -rf "$RUN"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'say "bench: interrupted"; exit 130' INT
+trap 'say "bench: terminated"; exit 143' TERM
+
+# ---------------------------------------------------------------- tools
+apt_install() {
+	[ -n "${BENCH_NO_INSTALL:-}" ] && return 1
+	command -v apt-get >/dev/null || return 1
+	say "bench: apt-get install $*"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >>"$SETUPLOG" 2>&1 && return 0
+	apt-get update -q >>"$SETUPLOG" 2>&1 &&
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >>"$SETUPLOG" 2>&1
+}
+need() {	# need COMMAND PACKAGE
+	command -v "$1" >/dev/null 2>&1 || apt_install "$2" >/dev/null
+	command -v "$1" >/dev/null 2>&1
+}
+
+need fusermount3 fuse3 || die "no fusermount3 (apt-get install fuse3)"
+need flock util-linux || die "no flock"
+need "$CC" gcc || die "no C compiler ($CC)"
+need pkg-config pkg-config || die "no pkg-config"
+need tar tar || die "no tar"
+
+mkdir -p "$BUILDDIR"
+HELPER=$BUILDDIR/bench-helper
+if [ ! -x "$HELPER" ] || [ "$HERE/bench-helper.c" -nt "$HELPER" ]; then
+	"$CC" -O2 -Wall -pthread -o "$HELPER" "$HERE/bench-helper.c" -lm ||
+		die "cannot build $HELPER"
+fi
+
+if [ ! -x "$AWFS" ]; then
+	if [ -f "$TOPBUILD/Makefile" ]; then make -s -C "$TOPBUILD" awfs >&2 || die "cannot build awfs"; fi
+	[ -x "$AWFS" ] || die "no awfs binary at $AWFS (run make, or set AWFS)"
+fi
+
+want_target() { case " $TARGETS " in *" $1 "*) return 0 ;; esac; return 1; }
+drop_target() { TARGETS=$(echo " $TARGETS " | sed "s/ $1 / /; s/^ *//; s/ *$//"); note "$1 not measured: $2"; }
+
+PLL=$BUILDDIR/passthrough_ll
+if want_target passthrough_ll; then
+	ex=/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c
+	{ [ -f "$ex" ] || [ -f "$ex.gz" ]; } || apt_install libfuse3-dev >/dev/null
+	if ! pkg-config --exists fuse3; then
+		drop_target passthrough_ll "no fuse3 pkg-config (libfuse3-dev)"
+	elif [ -f "$ex" ] || [ -f "$ex.gz" ]; then
+		if [ ! -x "$PLL" ] || [ "$(dirname "$ex")" -nt "$PLL" ]; then
+			# the example as Debian ships it, with its passthrough_helpers.h
+			exdir=$RUN/libfuse-examples
+			mkdir -p "$exdir"
+			for f in "$(dirname "$ex")"/*; do
+				case $f in *.gz) zcat "$f" >"$exdir/$(basename "$f" .gz)" ;; *) cp "$f" "$exdir/" ;; esac
+			done
+			# shellcheck disable=SC2046
+			"$CC" -O2 -Wall $(pkg-config --cflags fuse3) -o "$PLL" "$exdir/passthrough_ll.c" \
+				$(pkg-config --libs fuse3) >>"$SETUPLOG" 2>&1 ||
+				drop_target passthrough_ll "passthrough_ll.c does not build (see $SETUPLOG)"
+			rm -rf "$exdir"
+		fi
+	else
+		drop_target passthrough_ll "no $ex (libfuse3-dev)"
+	fi
+fi
+want_target bindfs && ! need bindfs bindfs && drop_target bindfs "bindfs not installed and apt-get failed"
+want_target fuse-overlayfs && ! need fuse-overlayfs fuse-overlayfs && drop_target fuse-overlayfs "fuse-overlayfs not installed and apt-get failed"
+
+want_workload() { case " $WORKLOADS " in *" $1 "*) return 0 ;; esac; return 1; }
+if want_workload git_status || want_workload git_commit; then
+	need git git || die "no git"
+fi
+FIO=""
+if want_workload randread1 || want_workload randread4; then
+	if need fio fio; then FIO=$(command -v fio); else note "no fio: random reads use bench-helper randread (pread loop, threads)"; fi
+fi
+
+# ---------------------------------------------------------------- sizes
+sz() { awk -v b="$1" -v s="$SCALE" -v m="${2:-1}" 'BEGIN { v = int(b * s + 0.5); if (v < m) v = m; print v }'; }
+N_APPEND=$(sz 20000)
+N_META=$(sz 10000)
+N_JSON=$(sz 1000)
+TREE_FILES=$(sz 11400 12)	# ~120 MB: sizes log-uniform in 128 B .. 64 KiB (mean ~10.5 KB)
+SEQ_MIB=$(sz 512 4)
+RR_OPS=$(sz 65536 256)		# 4 KiB reads in total, split over the jobs
+GIT_FILES=$(sz 3000 20)		# sizes log-uniform in 128 B .. 16 KiB
+num() { awk -v n="$1" 'BEGIN { s = sprintf("%d", n); r = ""; while (length(s) > 3) { r = "," substr(s, length(s) - 2) r; s = substr(s, 1, length(s) - 3) } print s r }'; }
+if [ "$SCALE" != 1 ]; then
+	note "BENCH_SCALE=$SCALE: every size is scaled (the issue's sizes are BENCH_SCALE=1)"
+fi
+
+# workloads.tsv: id, label, kind (time = seconds and ratio to native; ms; mib), issue target
+workload_table() {
+	local tree_mb
+	tree_mb=$(awk -v f="$TREE_FILES" 'BEGIN { printf "%.0f", f * 10.5 / 1000 }')
+	cat <<EOF
+append	$(num "$N_APPEND") × open(O_APPEND)/write 100 B/close	time	≤ 10×
+stat	stat $(num "$N_META") files, warm	time	≤ 1.3×
+create	create $(num "$N_META") empty files	time	≤ 2.5×
+unlink	unlink $(num "$N_META") files	time	≤ 3×
+json	read $(num "$N_JSON") small JSON files, warm	time	
+untar	untar a ${tree_mb} MB source tree ($(num "$TREE_FILES") files)	time	≤ 3×
+findcat	find + cat every file, warm	time	≤ 3×
+lsR	ls -lR, warm	time	≤ 1.3×
+rm	rm -rf of the untarred tree	time	
+seqwrite	sequential write ${SEQ_MIB} MiB + fsync	time	≤ 1.2×
+seqread_warm	sequential read ${SEQ_MIB} MiB, warm	time	≤ 1.3×
+seqread_cold	sequential read ${SEQ_MIB} MiB, cold (drop_caches)	time	
+randread1	random 4 KiB reads, 1 job ($(num "$RR_OPS") reads), warm	time	≤ 1.3×
+randread4	random 4 KiB reads, 4 jobs ($(num "$RR_OPS") reads), warm	time	≤ 1.3×
+git_status	git status ($(num "$GIT_FILES") files), warm	time	
+git_commit	git add -A && git commit (20 changed, 5 new files)	time	
+mount	mount latency (launch to first lookup)	ms	≤ 5 ms
+unmount	unmount (fusermount3 -u until the daemon exits)	ms	
+rss_idle	daemon RSS idle after mount	mib	≤ 4 MiB
+rss_peak	daemon peak RSS (VmHWM) over the run	mib	bounded
+EOF
+}
+
+# which targets a workload runs on
+targets_for() {
+	local w=$1 t out=""
+	for t in $TARGETS; do
+		case $w:$t in
+		mount:native|mount:awfs-ro) continue ;;
+		append:awfs-ro|create:awfs-ro|unlink:awfs-ro|untar:awfs-ro|rm:awfs-ro|seqwrite:awfs-ro|git_*:awfs-ro) continue ;;
+		esac
+		[ -n "${DEAD[$t]:-}" ] && [ "$w" = mount ] && continue
+		out="$out $t"
+	done
+	echo $out
+}
+needs_fixture() {	# needs_fixture TARGET FIXTURE: some selected workload reads it there
+	local w
+	for w in $WORKLOADS; do
+		case " $(targets_for "$w") " in *" $1 "*) ;; *) continue ;; esac
+		case $2:$w in
+		stat:stat|json:json|tree:findcat|tree:lsR|big:seqread_*|big:randread*|repo:git_*) return 0 ;;
+		esac
+	done
+	return 1
+}
+active_targets() {	# targets some selected workload runs on
+	local t w
+	for t in $TARGETS; do
+		for w in $WORKLOADS; do
+			case " $(targets_for "$w") " in *" $t "*) echo "$t"; break ;; esac
+		done
+	done
+}
+
+# ---------------------------------------------------------------- fixtures (cached)
+TARBALL=$WORKROOT/cache/tree-$TREE_FILES.tar
+REPOTAR=$WORKROOT/cache/repo-$GIT_FILES.tar
+make_cache() {
+	local tmp=$WORKROOT/cache/tmp.$$
+	if { want_workload untar || want_workload rm || want_workload findcat || want_workload lsR; } && [ ! -s "$TARBALL" ]; then
+		say "bench: making $TARBALL (once)"
+		rm -rf "$tmp"; mkdir -p "$tmp"
+		"$HELPER" gentree "$tmp/tree" "$TREE_FILES" 128 65536 1 || die "gentree failed"
+		tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@1577836800 \
+			-cf "$TARBALL.tmp" -C "$tmp/tree" . || die "tar failed"
+		mv "$TARBALL.tmp" "$TARBALL"
+		rm -rf "$tmp"
+	fi
+	if { want_workload git_status || want_workload git_commit; } && [ ! -s "$REPOTAR" ]; then
+		say "bench: making $REPOTAR (once)"
+		rm -rf "$tmp"; mkdir -p "$tmp"
+		"$HELPER" gentree "$tmp/repo" "$GIT_FILES" 128 16384 2 || die "gentree failed"
+		(cd "$tmp/repo" && git init -q && git config user.name bench && git config user.email bench@localhost &&
+			git config gc.auto 0 && git add -A && git commit -q -m fixture &&
+			git ls-files | head -20 >.git/bench-changed) >>"$SETUPLOG" 2>&1 || die "git fixture failed"
+		tar -cf "$REPOTAR.tmp" -C "$tmp/repo" . || die "tar failed"
+		mv "$REPOTAR.tmp" "$REPOTAR"
+		rm -rf "$tmp"
+	fi
+}
+
+POLICY=$RUN/policy.conf
+write_policy() {
+	cat >"$POLICY" <<'EOF'
+# awfs benchmark policy: "rw" holds every write workload (and the read
+# workloads of the awfs target), "ro" the read workloads of the awfs-ro target.
+version = 1;
+unclassified = "warn";
+allow_write = (
+  { path = "rw"; reason = "benchmark: the agent's writable subtree"; }
+);
+read_only = (
+  { path = "ro"; reason = "benchmark: a read-only subtree (spilled payloads, a memory's .git)"; }
+);
+EOF
+	chmod 644 "$POLICY"
+}
+
+sub_of() { [ "$1" = awfs-ro ] && echo ro || echo rw; }
+
+# prepare_dir DIR: src/{rw,ro}, mnt, lower, work
+prepare_dir() { mkdir -p "$1/src/rw" "$1/src/ro" "$1/mnt" "$1/lower" "$1/work"; }
+
+# mount_cmd TARGET DIR: the daemon's command line in CMD
+mount_cmd() {
+	local t=$1 d=$2
+	case $t in
+	awfs|awfs-ro) CMD=("$AWFS" "$d/mnt" --policy "$POLICY" --source "$d/src" -f) ;;
+	bindfs) CMD=(bindfs -f "$d/src" "$d/mnt") ;;
+	fuse-overlayfs) CMD=(fuse-overlayfs -f -o "lowerdir=$d/lower,upperdir=$d/src,workdir=$d/work" "$d/mnt") ;;
+	passthrough_ll) CMD=("$PLL" -f -o "source=$d/src" "$d/mnt") ;;
+	esac
+}
+
+setup_target() {
+	local t=$1 b=$RUN/$1 s
+	s=$(sub_of "$t")
+	BASE[$t]=$b
+	prepare_dir "$b"
+	SRC[$t]=$b/src
+	if [ "$t" = native ]; then MNT[$t]=$b/src; else MNT[$t]=$b/mnt; fi
+	WD[$t]=${MNT[$t]}/$s
+	local f=$b/src/$s
+	if needs_fixture "$t" tree; then
+		mkdir -p "$f/tree" && tar -xf "$TARBALL" -C "$f/tree" || die "fixture tree for $t"
+	fi
+	if needs_fixture "$t" stat; then
+		mkdir -p "$f/stat" && "$HELPER" create "$f/stat" "$N_META" >/dev/null || die "fixture stat for $t"
+	fi
+	if needs_fixture "$t" json; then
+		"$HELPER" genjson "$f/json" "$N_JSON" 3 || die "fixture json for $t"
+	fi
+	if needs_fixture "$t" big; then
+		"$HELPER" seqwrite "$f/big" "$SEQ_MIB" >/dev/null || die "fixture big for $t"
+	fi
+	if needs_fixture "$t" repo; then
+		mkdir -p "$f/repo" && tar -xf "$REPOTAR" -C "$f/repo" || die "fixture repo for $t"
+	fi
+}
+
+mount_target() {
+	local t=$1 b=$RUN/$1
+	[ "$t" = native ] && { CMDLINE[$t]="(the source directory itself)"; return 0; }
+	mount_cmd "$t" "$b"
+	CMDLINE[$t]="${CMD[*]}"
+	"${CMD[@]}" >"$RUN/$t.log" 2>&1 &
+	PID[$t]=$!
+	MOUNTED+=("${MNT[$t]}")
+	if ! "$HELPER" waitmount "${MNT[$t]}" "$(sub_of "$t")" 30 >/dev/null 2>>"$ERRLOG"; then
+		tail -5 "$RUN/$t.log" >&2
+		die "$t did not mount"
+	fi
+	OPTS[$t]=$(awk -v p="${MNT[$t]}" '$5 == p { for (i = 7; $i != "-"; i++); print $6 " | " $(i + 1) " " $(i + 3) }' /proc/self/mountinfo)
+	sleep 0.2
+	rec_rss "$t" 0 rss_idle
+}
+
+# ---------------------------------------------------------------- measuring
+RAW=$RUN/raw.tsv
+: >"$RAW"
+rec() { printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "${5:-NA}" >>"$RAW"; }	# W T REP SECONDS KIB
+rec_rss() {	# rec_rss TARGET REP WORKLOAD(rss_idle: VmRSS | rss_peak: VmHWM)
+	local hwm rss
+	read -r hwm rss < <("$HELPER" rss "${PID[$1]}" 2>/dev/null) || return 0
+	if [ "$3" = rss_idle ]; then rec rss_idle "$1" "$2" NA "$rss"; else rec rss_peak "$1" "$2" NA "$hwm"; fi
+}
+
+# bg CMD...: run a command in the background and wait, so a signal is handled at once
+bg() {
+	"$@" &
+	CUR=$!
+	wait "$CUR"
+	local rc=$?
+	CUR=""
+	return $rc
+}
+# tm CMD...: a self-timing bench-helper command; its stdout (seconds) -> SEC
+tm() {
+	bg timeout -k 5 "$TIMEOUT" "$@" >"$RUN/out" 2>>"$ERRLOG" || return 1
+	read -r SEC <"$RUN/out"
+}
+# tx CMD...: time an external command with bench-helper time (stdout discarded) -> SEC
+tx() {
+	bg timeout -k 5 "$TIMEOUT" "$HELPER" time "$RUN/out" "$@" >/dev/null 2>>"$ERRLOG" || return 1
+	read -r SEC <"$RUN/out"
+}
+untimed() { bg timeout -k 5 "$TIMEOUT" "$@" >/dev/null 2>>"$ERRLOG"; }
+drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+
+fio_rr() {	# fio_rr FILE JOBS -> SEC (fio's own read runtime, ms resolution)
+	local out
+	bg timeout -k 5 "$TIMEOUT" "$FIO" --name=randread --filename="$1" --readonly --rw=randread \
+		--bs=4k --ioengine=psync --numjobs="$2" --io_size=$((RR_OPS * 4096 / $2)) \
+		--size="${SEQ_MIB}M" --invalidate=0 --randrepeat=1 --norandommap --group_reporting \
+		--output-format=terse --terse-version=3 >"$RUN/out" 2>>"$ERRLOG" || return 1
+	out=$(awk -F ';' 'NR == 1 { print $9 / 1000 }' "$RUN/out")
+	[ -n "$out" ] && [ "$out" != 0 ] || return 1
+	SEC=$out
+}
+randread() {	# randread TARGET JOBS
+	if [ -n "$FIO" ]; then fio_rr "${WD[$1]}/big" "$2"
+	else tm "$HELPER" randread "${WD[$1]}/big" "$2" "$RR_OPS" 11; fi
+}
+
+# Each workload: setup_W T REP (untimed), run_W T REP (-> SEC), teardown_W T REP (untimed).
+# Warm workloads run run_W once untimed first.
+WARM=" stat json findcat lsR seqread_warm randread1 randread4 git_status "
+noop() { :; }
+setup_append() { rm -f "${WD[$1]}/append.$2"; }
+run_append() { tm "$HELPER" append "${WD[$1]}/append.$2" "$N_APPEND" 100; }
+teardown_append() { rm -f "${WD[$1]}/append.$2"; }
+setup_create() { rm -rf "${WD[$1]}/create.$2" && mkdir "${WD[$1]}/create.$2"; }
+run_create() { tm "$HELPER" create "${WD[$1]}/create.$2" "$N_META"; }
+teardown_create() { :; }	# unlink of the same repetition removes them
+setup_unlink() {
+	local d=${WD[$1]}/create.$2
+	[ -e "$d/f$(printf %06d $((N_META - 1)))" ] && return 0
+	rm -rf "$d" && mkdir "$d" && untimed "$HELPER" create "$d" "$N_META"
+}
+run_unlink() { tm "$HELPER" unlink "${WD[$1]}/create.$2" "$N_META"; }
+teardown_unlink() { rmdir "${WD[$1]}/create.$2"; }
+setup_stat() { :; }
+run_stat() { tm "$HELPER" stat "${WD[$1]}/stat" "$N_META"; }
+setup_json() { :; }
+run_json() { tm "$HELPER" readfiles "${WD[$1]}/json" "$N_JSON"; }
+setup_untar() { rm -rf "${WD[$1]}/untar.$2" && mkdir "${WD[$1]}/untar.$2"; }
+run_untar() { tx tar -x --no-same-owner -f "$TARBALL" -C "${WD[$1]}/untar.$2"; }
+teardown_untar() { :; }	# rm of the same repetition removes it
+setup_rm() {
+	local d=${WD[$1]}/untar.$2
+	[ -d "$d" ] && return 0
+	mkdir "$d" && untimed tar -x --no-same-owner -f "$TARBALL" -C "$d"
+}
+run_rm() { tx rm -rf "${WD[$1]}/untar.$2"; }
+setup_findcat() { :; }
+run_findcat() { tx find "${WD[$1]}/tree" -type f -exec cat {} +; }
+setup_lsR() { :; }
+run_lsR() { tx ls -lR "${WD[$1]}/tree"; }
+setup_seqwrite() { rm -f "${WD[$1]}/seqwrite.$2"; }
+run_seqwrite() { tm "$HELPER" seqwrite "${WD[$1]}/seqwrite.$2" "$SEQ_MIB"; }
+teardown_seqwrite() { rm -f "${WD[$1]}/seqwrite.$2"; }
+setup_seqread_warm() { :; }
+run_seqread_warm() { tm "$HELPER" seqread "${WD[$1]}/big"; }
+setup_seqread_cold() { drop_caches; }
+run_seqread_cold() { tm "$HELPER" seqread "${WD[$1]}/big"; }
+setup_randread1() { :; }
+run_randread1() { randread "$1" 1; }
+setup_randread4() { :; }
+run_randread4() { randread "$1" 4; }
+setup_git_status() { :; }
+run_git_status() { tx git -C "${WD[$1]}/repo" status; }
+setup_git_commit() {
+	local r=${WD[$1]}/repo f i
+	while read -r f; do echo "changed in repetition $2" >>"$r/$f" || return 1; done <"$r/.git/bench-changed"
+	for i in 1 2 3 4 5; do echo "new file $i of repetition $2" >"$r/new-$2-$i.txt" || return 1; done
+}
+run_git_commit() { tx sh -c 'cd "$1" && git add -A && git commit -q -m "repetition $2"' sh "${WD[$1]}/repo" "$2"; }
+
+# the mount workload: a second daemon of the target over its own small source
+setup_lat() {
+	local d=$RUN/$1/lat
+	[ -d "$d" ] && return 0
+	prepare_dir "$d"
+	echo probe >"$d/src/probe"
+}
+run_mount() {	# -> records mount, unmount, rss_idle itself
+	local t=$1 rep=$2 d=$RUN/$1/lat m rss hwm u
+	setup_lat "$t"
+	mount_cmd "$t" "$d"
+	bg timeout -k 5 60 "$HELPER" mountcycle "$d/mnt" probe 30 "$CYCLE_PIDFILE" "${CMD[@]}" \
+		>"$RUN/out" 2>>"$RUN/$t.lat.log" || { unmount_path "$d/mnt"; return 1; }
+	read -r m rss hwm u <"$RUN/out" || return 1
+	rec mount "$t" "$rep" "$m"
+	rec unmount "$t" "$rep" "$u"
+	[ "$rss" -ge 0 ] 2>/dev/null && rec rss_idle "$t" "$rep" NA "$rss"
+	SEC=$m
+}
+
+alive() {	# alive TARGET: its daemon is still running and the mount answers
+	[ "$1" = native ] && return 0
+	[ -n "${DEAD[$1]:-}" ] && return 1
+	if ! kill -0 "${PID[$1]}" 2>/dev/null || ! stat "${MNT[$1]}/$(sub_of "$1")" >/dev/null 2>&1; then
+		DEAD[$1]=1
+		note "$1: the daemon died or the mount stopped answering (see $1.log in the results)"
+		return 1
+	fi
+}
+
+START=$(date +%s)
+elapsed() { local s=$(($(date +%s) - START)); printf '%d:%02d' $((s / 60)) $((s % 60)); }
+
+run_one() {	# run_one W T REP
+	local w=$1 t=$2 rep=$3 ok=1
+	SEC=""
+	if ! alive "$t"; then
+		rec "$w" "$t" "$rep" FAIL
+		[ "$w" = mount ] && rec unmount "$t" "$rep" FAIL
+		return
+	fi
+	echo "== $w $t rep $rep" >>"$ERRLOG"
+	# every run starts from the same kernel cache state, whatever ran before
+	# (and the daemons that hold an fd per cached inode stay far below the
+	# open file limit): dentries and inodes dropped, untimed
+	sync
+	echo 2 >/proc/sys/vm/drop_caches
+	if [ "$w" = mount ]; then
+		run_mount "$t" "$rep" || { ok=0; rec mount "$t" "$rep" FAIL; rec unmount "$t" "$rep" FAIL; }
+	else
+		"setup_$w" "$t" "$rep" 2>>"$ERRLOG" || ok=0
+		if [ $ok = 1 ] && [[ $WARM == *" $w "* ]]; then
+			"run_$w" "$t" "$rep" || ok=0	# the untimed warm-up pass
+		fi
+		[ $ok = 1 ] && { "run_$w" "$t" "$rep" || ok=0; }
+		if [ $ok = 1 ]; then
+			rec "$w" "$t" "$rep" "$SEC"
+			if declare -F "teardown_$w" >/dev/null; then "teardown_$w" "$t" "$rep" 2>>"$ERRLOG"; fi
+		else
+			rec "$w" "$t" "$rep" FAIL
+		fi
+		sync	# no dirty data from this run is written back during the next
+	fi
+	if [ $ok = 1 ]; then
+		say "$(printf '[%s] rep %d/%d  %-13s %-15s %s s' "$(elapsed)" "$rep" "$REPS" "$w" "$t" "$SEC")"
+	else
+		say "$(printf '[%s] rep %d/%d  %-13s %-15s FAILED: %s' "$(elapsed)" "$rep" "$REPS" "$w" "$t" "$(grep -v '^==' "$ERRLOG" | tail -1)")"
+		echo "FAILED: $w on $t, repetition $rep" >>"$ERRLOG"
+		alive "$t" >/dev/null
+	fi
+}
+
+# ---------------------------------------------------------------- run
+[ -n "$(active_targets)" ] || die "nothing to run"
+ulimit -n "$NOFILE" 2>/dev/null || { NOFILE=$(ulimit -n); note "could not raise the open file limit; daemons run with $NOFILE"; }
+make_cache
+write_policy
+ACTIVE=$(active_targets)
+say "bench: workloads:$WORKLOADS"
+say "bench: targets: $(echo $ACTIVE)"
+say "bench: preparing sources under $RUN"
+for t in $ACTIVE; do setup_target "$t"; done
+sync
+for t in $ACTIVE; do mount_target "$t"; done
+say "bench: mounted; $REPS repetitions"
+
+for ((rep = 1; rep <= REPS; rep++)); do
+	for w in $WORKLOADS; do
+		read -r -a tl <<<"$(targets_for "$w")"
+		n=${#tl[@]}
+		[ "$n" -gt 0 ] || continue
+		for ((i = 0; i < n; i++)); do
+			run_one "$w" "${tl[$(((i + rep - 1) % n))]}" "$rep"
+		done
+	done
+	for t in $ACTIVE; do
+		[ "$t" != native ] && alive "$t" && rec_rss "$t" "$rep" rss_peak
+		# anything a filtered-out workload of this repetition left behind
+		[ "$(sub_of "$t")" = rw ] && alive "$t" &&
+			untimed rm -rf "${WD[$t]}/append.$rep" "${WD[$t]}/create.$rep" "${WD[$t]}/untar.$rep" "${WD[$t]}/seqwrite.$rep"
+	done
+	sync
+done
+END=$(date +%s)
+
+# ---------------------------------------------------------------- results
+COMMIT=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
+DIRTY=""
+[ -n "$(git -C "$TOP" status --porcelain --untracked-files=no 2>/dev/null)" ] && DIRTY=" (with uncommitted changes)"
+STAMP=$(date +%Y%m%d-%H%M%S)
+OUT=$OUTROOT/$STAMP-$COMMIT
+mkdir -p "$OUT" || die "cannot create $OUT"
+
+workload_table >"$OUT/workloads.tsv"
+awk -F '\t' 'BEGIN { OFS = "\t"; print "workload", "target", "rep", "seconds", "ratio", "kib" }
+	{ w[NR] = $1; t[NR] = $2; r[NR] = $3; s[NR] = $4; k[NR] = $5
+	  if ($2 == "native" && $4 != "FAIL" && $4 != "NA") nat[$1, $3] = $4 }
+	END { for (i = 1; i <= NR; i++) {
+		ratio = "NA"
+		if (s[i] != "FAIL" && s[i] != "NA" && ((w[i], r[i]) in nat) && nat[w[i], r[i]] > 0)
+			ratio = sprintf("%.4f", s[i] / nat[w[i], r[i]])
+		print w[i], t[i], r[i], s[i], ratio, k[i] } }' "$RAW" >"$OUT/results.tsv"
+
+# unmount (awfs then logs its summary), then keep the daemons' logs
+for ((i = ${#MOUNTED[@]} - 1; i >= 0; i--)); do unmount_path "${MOUNTED[$i]}"; done
+for t in "${!PID[@]}"; do stop_pid "${PID[$t]}"; done
+for t in $ACTIVE; do
+	[ -f "$RUN/$t.log" ] && cp "$RUN/$t.log" "$OUT/$t.log"
+	[ -f "$RUN/$t.lat.log" ] && cp "$RUN/$t.lat.log" "$OUT/$t.mount-latency.log"
+done
+cp "$ERRLOG" "$OUT/errors.log"
+cp "$POLICY" "$OUT/policy.conf"
+for t in awfs awfs-ro; do
+	[ -f "$RUN/$t.log" ] || continue
+	d=$(sed -n 's/.*: \([0-9][0-9]*\) writes denied.*/\1/p' "$RUN/$t.log" | tail -1)
+	[ -n "$d" ] || note "$t logged no unmount summary (see $t.log)"
+	[ "${d:-0}" -gt 0 ] && note "$t denied $d writes during the run (see $t.log)"
+done
+grep -q '^FAILED' "$ERRLOG" && note "some runs failed: see errors.log in the results"
+
+dur=$((END - START))
+{
+	echo "# awfs benchmark: $(date -d "@$START" '+%Y-%m-%d %H:%M %Z')"
+	echo
+	echo "- commit: $COMMIT$DIRTY; kernel $(uname -r); $(nproc) CPUs; $(awk '/MemTotal/ { printf "%.0f GiB RAM", $2 / 1048576 }' /proc/meminfo)"
+	echo "- work directory: $WORKROOT ($(df --output=fstype "$WORKROOT" | tail -1) on $(df --output=source "$WORKROOT" | tail -1)); every target has its own source directory there"
+	echo "- $REPS repetitions, targets interleaved and their order rotated each repetition; a cell is the median (min–max) over the repetitions of target time / native time of the same repetition; native is shown as absolute seconds. Before every run (untimed): \`sync; echo 2 > /proc/sys/vm/drop_caches\` (dentries and inodes: the same kernel cache state whatever ran before, and the daemons that hold an fd per cached inode stay below the open file limit); warm workloads then get one untimed warm-up pass right before the timed run; \`sync\` after every run (untimed)."
+	echo "- timing: CLOCK_MONOTONIC around the workload's own loop (bench-helper) or around the command (tar, find, ls, rm, git);$( [ -n "$FIO" ] && echo " random reads: fio $($FIO --version | sed 's/^fio-//') psync, its own read runtime (ms resolution), --invalidate=0;") seqwrite: open, 1 MiB writes, fsync, close inside the timed region"
+	echo "- sizes: BENCH_SCALE=$SCALE$( [ "$SCALE" = 1 ] && echo " (the sizes of issue 5; sequential files ${SEQ_MIB} MiB, the untarred tree is a generated source-like tree, deterministic)" || echo " (**scaled** from the issue's sizes)")"
+	echo "- daemons: open file limit $(ulimit -n) (awfs and passthrough_ll hold an fd per inode the kernel caches); workloads run as root"
+	echo "- duration: $((dur / 60)) min $((dur % 60)) s; libfuse $(pkg-config --modversion fuse3 2>/dev/null)$(want_target bindfs && echo ", $(bindfs --version 2>/dev/null | head -1)")$(want_target fuse-overlayfs && echo ", $(fuse-overlayfs --version 2>/dev/null | head -1)"), $(git --version 2>/dev/null)"
+	echo
+	echo "Targets (mount options as in /proc/self/mountinfo: per-mount | fs type, super options):"
+	echo
+	for t in $ACTIVE; do
+		if [ "$t" = native ]; then
+			echo "- native: the directory itself: $(awk -v d="$(df --output=target "$WORKROOT" | tail -1)" '$5 == d { for (i = 7; $i != "-"; i++); print $(i + 1) " " $6 "," $(i + 3) }' /proc/self/mountinfo)"
+		else
+			echo "- $t: \`${CMDLINE[$t]//$RUN/\$RUN}\` — ${OPTS[$t]//$RUN/\$RUN}"
+		fi
+	done
+	echo "  (awfs, awfs-ro: awfs's defaults (cache=auto, xattr); awfs-ro runs the read workloads in the policy's read_only subtree, awfs everything in its allow_write subtree; bindfs, fuse-overlayfs: their defaults, fuse-overlayfs with an empty lowerdir and the source as upperdir; passthrough_ll: its defaults, which are cache=auto (timeout=1.0 s, keep_cache off), no writeback, no xattr, no flock, the multithreaded loop without clone_fd; -f only keeps each daemon in the foreground.)"
+	echo
+	for n in "${NOTES[@]}"; do echo "- note: $n"; done
+	[ ${#NOTES[@]} -gt 0 ] && echo
+} >"$OUT/header.md"
+{
+	echo
+	echo "Raw measurements: results.tsv (workload, target, rep, seconds, ratio to native in the same repetition, kib for RSS rows); daemon logs beside it. The policy: policy.conf."
+} >"$OUT/footer.md"
+report "$OUT" >"$OUT/results.md"
+ln -sfn "$STAMP-$COMMIT" "$OUTROOT/latest"
+
+echo
+cat "$OUT/results.md"
+echo
+echo "results: $OUT"
