@@ -6,7 +6,9 @@
  * the expected one (OK in rw, EROFS for the refused writes, empty masks);
  * prints the operation count and the unexpected results, exits 1 on any.
  *
- *   awfs-load MOUNT THREADS SECONDS
+ *   awfs-load MOUNT THREADS SECONDS [flood]
+ *
+ * With "flood", every thread only makes refused creates (a denial flood).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +24,7 @@
 static const char *mnt;
 static double deadline;
 static atomic_long ops, unexpected;
+static int flood;
 
 static double now(void)
 {
@@ -47,7 +50,7 @@ static void *worker(void *arg)
 	snprintf(dir, sizeof(dir), "%s/rw/load-%ld", mnt, id);
 	expect(mkdir(dir, 0755) == 0 || errno == EEXIST, "mkdir", dir);
 	while (now() < deadline) {
-		int k = (int)(rand_r(&seed) % 8), fd;
+		int k = flood ? 5 : (int)(rand_r(&seed) % 8), fd;
 
 		snprintf(a, sizeof(a), "%s/f%u", dir, rand_r(&seed) % 16);
 		snprintf(b, sizeof(b), "%s/f%u", dir, rand_r(&seed) % 16);
@@ -101,10 +104,11 @@ int main(int argc, char **argv)
 	long n;
 	pthread_t *t;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: awfs-load MOUNT THREADS SECONDS\n");
+	if (argc != 4 && !(argc == 5 && strcmp(argv[4], "flood") == 0)) {
+		fprintf(stderr, "usage: awfs-load MOUNT THREADS SECONDS [flood]\n");
 		return 2;
 	}
+	flood = argc == 5;
 	mnt = argv[1];
 	n = atol(argv[2]);
 	deadline = now() + atof(argv[3]);

@@ -29,6 +29,19 @@ fdd=$(fds)
 echo "# fds after the kernel dropped its cached entries: $fdd"
 check "fds are released when the kernel forgets the inodes" "yes" "$([ "$fdd" -lt "$fd3" ] || [ "$fd3" -lt 40 ] && echo yes)"
 check "the daemon is still up after the load" "yes" "$(kill -0 "$AWFS_PID" && echo yes)"
+# a denial flood: every one refused and counted, the log and audit kept small
+: >"$LOG"
+out=$(as_agent "$AWFS_LOAD" "$MNT" 8 5 flood 2>&1); rc=$?
+flooded=$(printf '%s' "$out" | awk '/^ops/ { print $2 }')
+echo "# flood: $flooded refused creates in 5 s"
+check "a denial flood: every write refused with EROFS" "0" "$rc"
+check "  ... while allowed work goes on" "OK" "$(aprobe write "$MNT/rw/during-flood" x)"
+lines=$(grep -c 'denied create' "$LOG")
+check "  ... the log holds at most the burst and 10 lines a second ($lines lines)" "yes" "$([ "$lines" -le 150 ] && echo yes)"
 unmount_awfs
 check "clean unmount after the load" "0" "$AWFS_RC"
+check_match "  ... and the summary counts every refusal" "unmounting $MNT: [0-9]+ writes denied \(by operation: create [0-9]+" "$(tail -3 "$LOG")"
+counted=$(sed -n 's/.*unmounting .*: \([0-9]*\) writes denied (by operation: create \([0-9]*\).*/\2/p' "$LOG")
+check "  ... as many as were refused (flood and rounds)" "yes" "$([ "${counted:-0}" -ge "${flooded:-1}" ] && echo yes)"
+check_match "  ... and says how many lines the rate limit kept out" "[0-9]+ denial messages suppressed by the rate limit" "$(cat "$LOG")"
 finish
