@@ -113,11 +113,13 @@ int host_opendir(int fd, DIR **dir)
 
 /*
  * fsuid/fsgid are per thread on Linux. Moving fsuid off 0 drops the
- * file-system capabilities from the effective set; we raise DAC_OVERRIDE and
- * DAC_READ_SEARCH again because the kernel has already checked the caller's
- * permission (default_permissions, with the caller's supplementary groups,
- * which this thread does not have). CAP_FSETID stays off, so the kernel
- * clears set-group-ID on files the caller could not have made so.
+ * file-system capabilities from the effective set; we raise DAC_OVERRIDE,
+ * DAC_READ_SEARCH and FSETID again because the kernel has already checked
+ * the caller (default_permissions, with the caller's supplementary groups,
+ * which this thread does not have) and has already cleared a set-group-ID
+ * bit the caller may not set from the mode it sends. Without FSETID here the
+ * host would clear it again for a caller in the directory's group only
+ * through a supplementary group.
  */
 void host_as_caller(uid_t uid, gid_t gid)
 {
@@ -129,7 +131,8 @@ void host_as_caller(uid_t uid, gid_t gid)
 	setfsgid(gid);
 	setfsuid(uid);
 	if (uid != 0 && syscall(SYS_capget, &hdr, data) == 0) {
-		uint32_t want = (1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH);
+		uint32_t want = (1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH) |
+				(1u << CAP_FSETID);
 
 		data[0].effective |= want & data[0].permitted;
 		syscall(SYS_capset, &hdr, data);
@@ -373,6 +376,26 @@ int host_removexattr(int fd, bool is_symlink, const char *name)
 		return EPERM;
 	proc_path(fd, p);
 	return ERR(removexattr(p, name));
+}
+
+void host_kill_suid(int fh, uid_t uid)
+{
+	struct stat st;
+	mode_t kill;
+
+	if (uid == 0 || fstat(fh, &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	kill = st.st_mode & (S_ISUID | ((st.st_mode & S_IXGRP) ? S_ISGID : 0));
+	if (kill)
+		(void)fchmod(fh, st.st_mode & 07777 & ~kill);
+}
+
+void host_match_append(int fh, int append)
+{
+	int fl = fcntl(fh, F_GETFL);
+
+	if (fl >= 0 && !!(fl & O_APPEND) != !!append)
+		(void)fcntl(fh, F_SETFL, append ? fl | O_APPEND : fl & ~O_APPEND);
 }
 
 int host_fsync(int fh, bool datasync)

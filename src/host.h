@@ -75,6 +75,14 @@ int host_listxattr(int fd, bool is_symlink, char *buf, size_t size, size_t *len)
 int host_setxattr(int fd, bool is_symlink, const char *name, const void *val, size_t size, int flags);
 int host_removexattr(int fd, bool is_symlink, const char *name);
 
+/*
+ * A truncating open by @uid: clear set-user-ID (and set-group-ID with group
+ * execute), as the kernel does for a caller that is not root. The reopen ran
+ * as the daemon, which keeps them.
+ */
+void host_kill_suid(int fh, uid_t uid);
+/* Make @fh's O_APPEND match the caller's file (@append non-zero: set). */
+void host_match_append(int fh, int append);
 int host_fsync(int fh, bool datasync);
 int host_fallocate(int fh, int mode, off_t off, off_t len);
 int host_copy_file_range(int fin, off_t off_in, int fout, off_t off_out, size_t len,

@@ -619,6 +619,8 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, err);
 		return;
 	}
+	if (fh >= 0 && (fi->flags & O_TRUNC))
+		host_kill_suid(fh, fuse_req_ctx(req)->uid);
 	if (in->virt) {
 		/* a snapshot, read directly: the text changes between opens */
 		struct virt_handle *h = util_xcalloc(1, sizeof(*h));
@@ -719,6 +721,8 @@ static void ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_
 		fuse_reply_err(req, err);
 		return;
 	}
+	/* fcntl(F_SETFL) never reaches us: follow the caller's O_APPEND now */
+	host_match_append((int)fi->fh, fi->flags & O_APPEND);
 	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	out.buf[0].fd = (int)fi->fh;
 	out.buf[0].pos = off;
