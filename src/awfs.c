@@ -724,6 +724,17 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "awfs: bad source `%s': %s\n", source, strerror(err));
 		EXIT(1);
 	}
+	{
+		const char *what;
+
+		/* rules match names byte for byte: a source that folds case would let
+		 * "SECRET" past the mask on "secret" */
+		if (host_dir_folds_case(root_fd, &what)) {
+			fprintf(stderr, "awfs: the source %s matches names case-insensitively (%s): rules match names byte for byte, so a name in another case would slip past them. Serve a case-sensitive directory.\n",
+				src, what);
+			EXIT(1);
+		}
+	}
 
 	/* the FUSE options are checked here, before anything is created */
 	add_mount_options(&args, src);

@@ -15,6 +15,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/vfs.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/fsuid.h>
@@ -423,6 +426,41 @@ int host_lseek(int fh, off_t off, int whence, off_t *out)
 {
 	*out = lseek(fh, off, whence);
 	return *out < 0 ? errno : 0;
+}
+
+bool host_dir_folds_case(int fd, const char **what)
+{
+	static const struct {
+		unsigned long magic;
+		const char *name;
+	} folding[] = {
+		{ 0x4d44, "vfat" }, { 0x2011bab0, "exfat" }, { 0x5346544e, "ntfs" },
+		{ 0x7366746e, "ntfs3" }, { 0xff534d42, "cifs" }, { 0xfe534d42, "smb2" },
+		{ 0x517b, "smb" }, { 0x482b, "hfs+" },
+	};
+	struct statfs sf;
+	char name[16];
+	int dfd, flags = 0;
+
+	if (fstatfs(fd, &sf) == 0)
+		for (size_t i = 0; i < sizeof(folding) / sizeof(folding[0]); i++)
+			if ((unsigned long)sf.f_type == folding[i].magic) {
+				*what = folding[i].name;
+				return true;
+			}
+	/* FS_IOC_GETFLAGS needs a real open; an O_PATH fd is refused */
+	fd_name(fd, name);
+	dfd = openat(proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+	if (dfd < 0)
+		return false;
+	if (ioctl(dfd, FS_IOC_GETFLAGS, &flags) < 0)
+		flags = 0;
+	close(dfd);
+	if (flags & FS_CASEFOLD_FL) {
+		*what = "casefold";
+		return true;
+	}
+	return false;
 }
 
 int host_fd_path(int fd, char *buf, size_t size)

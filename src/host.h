@@ -88,6 +88,12 @@ int host_fallocate(int fh, int mode, off_t off, off_t len);
 int host_copy_file_range(int fin, off_t off_in, int fout, off_t off_out, size_t len,
 			 unsigned flags, size_t *copied);
 int host_lseek(int fh, off_t off, int whence, off_t *out);
+/*
+ * Whether names in the directory behind @fd are matched case-insensitively
+ * on the host: a casefolded ext4/f2fs directory, or a file system that folds
+ * case (vfat, exfat, ntfs, cifs/smb, hfs+). Sets *what to a word for messages.
+ */
+bool host_dir_folds_case(int fd, const char **what);
 /* The host path of the object behind @fd (for messages only, never opened). */
 int host_fd_path(int fd, char *buf, size_t size);
 

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -18,6 +19,7 @@ static struct awfs_inode root;
 static struct awfs_inode **buckets;
 static size_t nbuckets;
 static uint64_t count;
+static uint64_t id_key;		/* see inode_get() */
 
 static size_t hash_key(dev_t dev, uint64_t ino, const void *state)
 {
@@ -50,6 +52,9 @@ void inode_init(int root_fd, const struct stat *root_st, const struct awfs_state
 	root.refs = 2;	/* never reaches zero */
 	nbuckets = 1024;
 	buckets = util_xcalloc(nbuckets, sizeof(*buckets));
+	if (getrandom(&id_key, sizeof(id_key), 0) != sizeof(id_key))
+		id_key = (uint64_t)(uintptr_t)&id_key * 0x9e3779b97f4a7c15ULL;
+	id_key |= 1ULL << 63;
 }
 
 struct awfs_inode *inode_root(void)
@@ -57,14 +62,20 @@ struct awfs_inode *inode_root(void)
 	return &root;
 }
 
+/*
+ * Node ids reach the agent (inside file handles from name_to_handle_at), so
+ * they are the inode's address masked with a random key: no address of the
+ * daemon's memory is shown. Bit 63 of the key keeps every id above 1 (the
+ * root's) for user-space addresses.
+ */
 struct awfs_inode *inode_get(uint64_t nodeid)
 {
-	return nodeid == 1 ? &root : (struct awfs_inode *)(uintptr_t)nodeid;
+	return nodeid == 1 ? &root : (struct awfs_inode *)(uintptr_t)(nodeid ^ id_key);
 }
 
 uint64_t inode_nodeid(const struct awfs_inode *in)
 {
-	return in == &root ? 1 : (uint64_t)(uintptr_t)in;
+	return in == &root ? 1 : (uint64_t)(uintptr_t)in ^ id_key;
 }
 
 static void grow(void)

@@ -46,6 +46,7 @@ struct awfs_inode {
 	char *name;			/* synthetic only */
 	uint64_t synth_ino;		/* synthetic only: st_ino served */
 	unsigned char virt;		/* AWFS_VIRT_*: a node of the information directory */
+	unsigned char folds;		/* directories: 0 not checked, 1 case-sensitive, 2 folds case */
 	struct awfs_inode *next;	/* hash chain */
 };
 

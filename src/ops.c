@@ -294,6 +294,29 @@ static int virt_lookup(struct awfs_inode *dir, const char *name, struct fuse_ent
 }
 
 /*
+ * Rules match names byte for byte. In a directory that folds case on the
+ * host (ext4/f2fs casefold, set by the host; the agent cannot, awfs passes no
+ * ioctl), "SECRET" would match no rule and still open "secret": such a
+ * directory is refused whole (EACCES) and logged once per lookup of it.
+ */
+static bool refuse_folding(struct awfs_inode *in, const struct awfs_inode *dir, const char *name)
+{
+	const char *what = "?";
+	char raw[2 * PATH_MAX + 2], esc[6 * PATH_MAX];
+
+	if (in->folds == 0)
+		in->folds = host_dir_folds_case(in->fd, &what) ? 2 : 1;
+	if (in->folds != 2)
+		return false;
+	snprintf(raw, sizeof(raw), "%s", name);
+	log_escape(raw, strlen(raw), esc, sizeof(esc));
+	(void)dir;
+	log_msg(AWFS_LOG_WARN, "refusing directory \"%s\": it matches names case-insensitively on the host (%s), so a name in another case could slip past the rules",
+		esc, what);
+	return true;
+}
+
+/*
  * Look up @name in @dir and take a reference on the result. Fills @e;
  * ENOENT is returned as such (the caller decides about negative entries).
  */
@@ -338,6 +361,10 @@ static int do_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry
 		return err;
 	note_if_unclassified(dir, name, st);
 	in = inode_take_host(fd, &sb, st);
+	if (S_ISDIR(sb.st_mode) && refuse_folding(in, dir, name)) {
+		inode_put(in, 1);
+		return EACCES;
+	}
 	fill_entry(e, in, &sb);
 	return 0;
 }

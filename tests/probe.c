@@ -16,9 +16,15 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
+#include <linux/fs.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -51,7 +57,7 @@ static int fail(void)
 {
 	int e = errno;
 
-	printf("%s\n", util_errno_name(e));
+	printf("%s\n", e == ENOTTY ? "ENOTTY" : util_errno_name(e));
 	return 0;
 }
 
@@ -105,6 +111,31 @@ static int write_all(const char *path, const char *data, int flags)
 	return ok();
 }
 
+/* Read what @fd holds into the output (a directory reads as "dir"). */
+static int read_fd(int fd)
+{
+	char buf[16384];
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		put_escaped(buf, (size_t)n);
+	if (n < 0 && errno == EISDIR) {
+		close(fd);
+		snprintf(out, sizeof(out), "dir");
+		return ok();
+	}
+	if (n < 0)
+		return fail();
+	close(fd);
+	return ok();
+}
+
+static int hexval(int c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+	       c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
 static int usage(void)
 {
 	fputs("usage: awfs-probe OP ARGS...\n"
@@ -119,7 +150,19 @@ static int usage(void)
 	      "  removexattr PATH NAME      fallocate PATH LEN   copy PATH_IN PATH_OUT\n"
 	      "  seek-data PATH OFF         seek-hole PATH OFF   fsync PATH\n"
 	      "  lock PATH                  flock PATH           mmap-write PATH\n"
-	      "  statfs PATH                fd-write PATH DATA (open rw, then write)\n",
+	      "  statfs PATH                fd-write PATH DATA (open rw, then write)\n"
+	      "  tmpfile DIR [LINKPATH]     (O_TMPFILE, then linkat through /proc/self/fd)\n"
+	      "  name-to-handle PATH        (prints TYPE:HEX)\n"
+	      "  open-by-handle MOUNTDIR TYPE:HEX [FLAGS]  (reads what it opens)\n"
+	      "  mknod PATH c|b|p|s [MAJOR MINOR]   bind PATH (AF_UNIX socket)\n"
+	      "  setacl PATH ACLNAME (u::rwx,g::rwx,o::rwx)  mmap-read PATH\n"
+	      "  mprotect-write PATH        reopen PATH FLAGS (via /proc/self/fd)\n"
+	      "  rename-whiteout OLD NEW    lsetxattr PATH NAME VALUE\n"
+	      "  umount PATH (umount2 MNT_DETACH)  setcap PATH (security.capability)\n"
+	      "  link-follow OLD NEW        fd-link PATH NEW (O_PATH, linkat of /proc/self/fd/N)\n"
+	      "  setflags PATH HEX (FS_IOC_SETFLAGS, e.g. 40000000 casefold)\n"
+	      "  clone SRC DST (FICLONE)    deep DIR N OP ARGS... (OP run N levels of\n"
+	      "                             200-byte directories below DIR, made as needed)\n",
 	      stderr);
 	return 2;
 }
@@ -240,9 +283,11 @@ int main(int argc, char **argv)
 		NEED(2);
 		return link(argv[2], argv[3]) < 0 ? fail() : ok();
 	}
-	if (!strcmp(op, "rename") || !strcmp(op, "rename-noreplace") || !strcmp(op, "rename-exchange")) {
+	if (!strcmp(op, "rename") || !strcmp(op, "rename-noreplace") || !strcmp(op, "rename-exchange") ||
+	    !strcmp(op, "rename-whiteout")) {
 		unsigned flags = !strcmp(op, "rename") ? 0 :
-				 !strcmp(op, "rename-noreplace") ? 1 /* RENAME_NOREPLACE */ : 2;
+				 !strcmp(op, "rename-noreplace") ? 1 /* RENAME_NOREPLACE */ :
+				 !strcmp(op, "rename-exchange") ? 2 /* RENAME_EXCHANGE */ : 4 /* RENAME_WHITEOUT */;
 
 		NEED(2);
 		return syscall(SYS_renameat2, AT_FDCWD, argv[2], AT_FDCWD, argv[3], flags) < 0 ?
@@ -381,6 +426,221 @@ int main(int argc, char **argv)
 		if (statvfs(argv[2], &sv) < 0)
 			return fail();
 		return ok();
+	}
+	if (!strcmp(op, "tmpfile")) {
+		char p[64];
+
+		fd = open(argv[2], O_TMPFILE | O_RDWR, 0600);
+		if (fd < 0)
+			return fail();
+		if (write(fd, "TMP", 3) != 3)
+			return fail();
+		if (argc > 3) {
+			snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+			if (linkat(AT_FDCWD, p, AT_FDCWD, argv[3], AT_SYMLINK_FOLLOW) < 0)
+				return fail();
+		}
+		close(fd);
+		return ok();
+	}
+	if (!strcmp(op, "name-to-handle")) {
+		struct file_handle *fh = calloc(1, sizeof(*fh) + MAX_HANDLE_SZ);
+		int mount_id, o;
+
+		if (!fh)
+			return 2;
+		fh->handle_bytes = MAX_HANDLE_SZ;
+		if (name_to_handle_at(AT_FDCWD, argv[2], fh, &mount_id, 0) < 0)
+			return fail();
+		o = snprintf(out, sizeof(out), "%d:", fh->handle_type);
+		for (unsigned i = 0; i < fh->handle_bytes; i++)
+			o += snprintf(out + o, sizeof(out) - (size_t)o, "%02x", fh->f_handle[i]);
+		free(fh);
+		return ok();
+	}
+	if (!strcmp(op, "open-by-handle")) {
+		struct file_handle *fh = calloc(1, sizeof(*fh) + MAX_HANDLE_SZ);
+		const char *hex;
+		int mfd, n = 0;
+
+		NEED(2);
+		if (!fh)
+			return 2;
+		fh->handle_type = atoi(argv[3]);
+		hex = strchr(argv[3], ':');
+		if (!hex)
+			return usage();
+		for (hex++; hex[0] && hex[1] && n < MAX_HANDLE_SZ; hex += 2) {
+			if (hexval(hex[0]) < 0 || hexval(hex[1]) < 0)
+				return usage();
+			fh->f_handle[n++] = (unsigned char)(hexval(hex[0]) << 4 | hexval(hex[1]));
+		}
+		fh->handle_bytes = (unsigned)n;
+		mfd = open(argv[2], O_RDONLY | O_DIRECTORY);
+		if (mfd < 0)
+			return fail();
+		fd = open_by_handle_at(mfd, fh, argc > 4 ? open_flags(argv[4]) : O_RDONLY);
+		free(fh);
+		if (fd < 0)
+			return fail();
+		return argc > 4 && (open_flags(argv[4]) & O_ACCMODE) != O_RDONLY ? ok() : read_fd(fd);
+	}
+	if (!strcmp(op, "mknod")) {
+		mode_t type;
+
+		NEED(2);
+		switch (argv[3][0]) {
+		case 'c': type = S_IFCHR; break;
+		case 'b': type = S_IFBLK; break;
+		case 'p': type = S_IFIFO; break;
+		case 's': type = S_IFSOCK; break;
+		default: return usage();
+		}
+		return mknod(argv[2], type | 0644, argc > 5 ? makedev(atoi(argv[4]), atoi(argv[5])) : 0) < 0 ?
+			       fail() : ok();
+	}
+	if (!strcmp(op, "bind")) {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		const char *name = argv[2];
+		char *slash;
+
+		if (strlen(name) >= sizeof(sa.sun_path)) {
+			/* a long path: bind the last component from inside its directory */
+			slash = strrchr(argv[2], '/');
+			if (!slash)
+				return usage();
+			*slash = '\0';
+			if (chdir(argv[2]) < 0)
+				return fail();
+			name = slash + 1;
+		}
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", name);
+		fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+			return fail();
+		close(fd);
+		return ok();
+	}
+	if (!strcmp(op, "setacl")) {
+		/* a minimal ACL that grants rwx to all: u::rwx,g::rwx,o::rwx */
+		unsigned char acl[4 + 3 * 8] = { 2, 0, 0, 0 };
+		static const unsigned char tags[3] = { 0x01, 0x04, 0x20 };
+
+		NEED(2);
+		for (int i = 0; i < 3; i++) {
+			unsigned char *e = acl + 4 + 8 * i;
+
+			e[0] = tags[i];
+			e[2] = 7;
+			memset(e + 4, 0xff, 4);
+		}
+		return setxattr(argv[2], argv[3], acl, sizeof(acl), 0) < 0 ? fail() : ok();
+	}
+	if (!strcmp(op, "deep")) {
+		/* descend by relative chdir: the absolute path may exceed PATH_MAX */
+		char name[201];
+		int n;
+
+		NEED(3);
+		n = atoi(argv[3]);
+		memset(name, 'd', 200);
+		name[200] = '\0';
+		if (chdir(argv[2]) < 0)
+			return fail();
+		for (int i = 0; i < n; i++)
+			if ((mkdir(name, 0755) < 0 && errno != EEXIST) || chdir(name) < 0)
+				return fail();
+		return main(argc - 3, argv + 3);
+	}
+	if (!strcmp(op, "setcap")) {
+		/* a valid VFS_CAP_REVISION_2 value: effective, permitted CAP_SYS_ADMIN */
+		unsigned char cap[20] = { 0x01, 0x00, 0x00, 0x02, 0x00, 0x00, 0x20, 0x00 };
+
+		return setxattr(argv[2], "security.capability", cap, sizeof(cap), 0) < 0 ? fail() : ok();
+	}
+	if (!strcmp(op, "link-follow")) {
+		NEED(2);
+		return linkat(AT_FDCWD, argv[2], AT_FDCWD, argv[3], AT_SYMLINK_FOLLOW) < 0 ? fail() : ok();
+	}
+	if (!strcmp(op, "fd-link")) {
+		char p[64];
+
+		NEED(2);
+		fd = open(argv[2], O_PATH);
+		if (fd < 0)
+			return fail();
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+		return linkat(AT_FDCWD, p, AT_FDCWD, argv[3], AT_SYMLINK_FOLLOW) < 0 ? fail() : ok();
+	}
+	if (!strcmp(op, "clone")) {
+		int in;
+
+		NEED(2);
+		in = open(argv[2], O_RDONLY);
+		if (in < 0)
+			return fail();
+		fd = open(argv[3], O_WRONLY | O_CREAT, 0644);
+		if (fd < 0)
+			return fail();
+		return ioctl(fd, FICLONE, in) < 0 ? fail() : ok();
+	}
+	if (!strcmp(op, "setflags")) {
+		int flags;
+
+		NEED(2);
+		flags = (int)strtoul(argv[3], NULL, 16);
+		fd = open(argv[2], O_RDONLY | O_NONBLOCK);
+		if (fd < 0 || ioctl(fd, FS_IOC_SETFLAGS, &flags) < 0)
+			return fail();
+		return ok();
+	}
+	if (!strcmp(op, "umount"))
+		return umount2(argv[2], MNT_DETACH) < 0 ? fail() : ok();
+	if (!strcmp(op, "lsetxattr")) {
+		NEED(3);
+		return lsetxattr(argv[2], argv[3], argv[4], strlen(argv[4]), 0) < 0 ? fail() : ok();
+	}
+	if (!strcmp(op, "mmap-read")) {
+		char *p;
+
+		fd = open(argv[2], O_RDONLY);
+		if (fd < 0 || fstat(fd, &st) < 0)
+			return fail();
+		if (st.st_size == 0)
+			return ok();
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			return fail();
+		put_escaped(p, (size_t)st.st_size);
+		munmap(p, (size_t)st.st_size);
+		return ok();
+	}
+	if (!strcmp(op, "mprotect-write")) {
+		char *p;
+
+		fd = open(argv[2], O_RDONLY);
+		if (fd < 0)
+			return fail();
+		p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED || mprotect(p, 4096, PROT_READ | PROT_WRITE) < 0)
+			return fail();
+		munmap(p, 4096);
+		return ok();
+	}
+	if (!strcmp(op, "reopen")) {
+		char p[64];
+		int flags, pfd;
+
+		NEED(2);
+		pfd = open(argv[2], O_PATH);
+		if (pfd < 0)
+			return fail();
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", pfd);
+		flags = open_flags(argv[3]);
+		fd = open(p, flags, 0644);
+		if (fd < 0)
+			return fail();
+		return (flags & O_ACCMODE) == O_RDONLY ? read_fd(fd) : ok();
 	}
 	return usage();
 }
