@@ -299,18 +299,24 @@ static int virt_lookup(struct awfs_inode *dir, const char *name, struct fuse_ent
  * ioctl), "SECRET" would match no rule and still open "secret": such a
  * directory is refused whole (EACCES) and logged once per lookup of it.
  */
-static bool refuse_folding(struct awfs_inode *in, const struct awfs_inode *dir, const char *name)
+static bool refuse_folding(struct awfs_inode *in, const char *name)
 {
 	const char *what = "?";
-	char raw[2 * PATH_MAX + 2], esc[6 * PATH_MAX];
+	char esc[3 * NAME_MAX + 8];
 
-	if (in->folds == 0)
-		in->folds = host_dir_folds_case(in->fd, &what) ? 2 : 1;
-	if (in->folds != 2)
+	if (in->folds == 1)
 		return false;
-	snprintf(raw, sizeof(raw), "%s", name);
-	log_escape(raw, strlen(raw), esc, sizeof(esc));
-	(void)dir;
+	if (in->folds == 2) {
+		inode_put(in, 1);	/* refused before: the first refusal keeps it */
+		return true;
+	}
+	if (!host_dir_folds_case(in->fd, &what)) {
+		in->folds = 1;
+		return false;
+	}
+	/* logged once: the inode is kept (this lookup's reference) to remember it */
+	in->folds = 2;
+	log_escape(name, strlen(name), esc, sizeof(esc));
 	log_msg(AWFS_LOG_WARN, "refusing directory \"%s\": it matches names case-insensitively on the host (%s), so a name in another case could slip past the rules",
 		esc, what);
 	return true;
@@ -361,10 +367,8 @@ static int do_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry
 		return err;
 	note_if_unclassified(dir, name, st);
 	in = inode_take_host(fd, &sb, st);
-	if (S_ISDIR(sb.st_mode) && refuse_folding(in, dir, name)) {
-		inode_put(in, 1);
+	if (S_ISDIR(sb.st_mode) && refuse_folding(in, name))
 		return EACCES;
-	}
 	fill_entry(e, in, &sb);
 	return 0;
 }

@@ -15,6 +15,7 @@
 #                    /host/tmp/gh-aw); optional
 #   AWFS_LOG         awfs's log                         [/var/log/awfs.log]
 #   AWFS_AUDIT       awfs's JSON audit file; optional
+#   AWFS_OPTS        awfs -o options (e.g. xattr, cache=strict); optional
 #   AWFS_BIN, AWFSCTL_BIN   the programs               [awfs, awfsctl]
 set -eu
 
@@ -29,7 +30,8 @@ gid=${user#*:}
 
 # 1. mount (awfs returns once the mount and its alias are in place)
 "$awfs" "$dir" --policy "$policy" --runtime docker ${AWFS_ALSO_AT:+--also-at "$AWFS_ALSO_AT"} \
-	--log "${AWFS_LOG:-/var/log/awfs.log}" ${AWFS_AUDIT:+--audit "$AWFS_AUDIT"} ||
+	--log "${AWFS_LOG:-/var/log/awfs.log}" ${AWFS_AUDIT:+--audit "$AWFS_AUDIT"} \
+	${AWFS_OPTS:+-o "$AWFS_OPTS"} ||
 	{ echo "awfs-entrypoint: awfs did not mount" >&2; exit 1; }
 # 2. fail closed: the agent never starts on a boundary that does not hold
 "$awfsctl" verify "$dir" --policy "$policy" --runtime docker \

@@ -13,7 +13,7 @@ setup_fixture
 # ---- docker: the entrypoint, in what a container is to the kernel
 mkdir -p "$T/alias"
 out=$(AWFS_DIR="$SRC" AWFS_POLICY="$POLICY" AWFS_AGENT_USER="$AGENT_UID:$AGENT_UID" \
-	AWFS_ALSO_AT="$T/alias" AWFS_LOG="$LOG" AWFS_BIN="$AWFS" AWFSCTL_BIN="$AWFSCTL" \
+	AWFS_ALSO_AT="$T/alias" AWFS_LOG="$LOG" AWFS_BIN="$AWFS" AWFSCTL_BIN="$AWFSCTL" AWFS_OPTS=xattr \
 	unshare --mount --pid --fork --mount-proc --propagation private \
 	sh "$CONTRIB/docker/awfs-entrypoint.sh" sh -c '
 		echo "uid $(id -u) gid $(id -g)"
@@ -21,7 +21,8 @@ out=$(AWFS_DIR="$SRC" AWFS_POLICY="$POLICY" AWFS_AGENT_USER="$AGENT_UID:$AGENT_U
 		grep NoNewPrivs /proc/self/status | tr "\t" " "
 		"$1" read "$2/secret/data"; "$1" write "$2/ro/file" x; "$1" write "$2/rw/from-agent" y
 		"$1" read "$3/secret/data"; "$1" stat "$3/ro/file" | cut -c1-8
-		umount "$2" 2>&1 | sed "s/.*/umount: refused/"' _ "$AWFS_PROBE" "$SRC" "$T/alias" 2>"$T/entry.err")
+		umount "$2" 2>&1 | sed "s/.*/umount: refused/"
+		"$1" getxattr "$2/rw/file" user.none' _ "$AWFS_PROBE" "$SRC" "$T/alias" 2>"$T/entry.err")
 rc=$?
 check "docker: the entrypoint ran the agent" "0" "$rc"
 check "docker: the agent runs as its uid" "uid $AGENT_UID gid $AGENT_UID" "$(printf '%s\n' "$out" | sed -n 1p)"
@@ -33,6 +34,7 @@ check "docker: mask, denial and pass-through as the agent" "ENOENT EROFS OK" \
 	"$(printf '%s\n' "$out" | sed -n '6,8p' | tr '\n' ' ' | sed 's/ $//')"
 check "docker: the alias holds the mask too" "ENOENT OK:type=" "$(printf '%s\n' "$out" | sed -n '9,10p' | tr '\n' ' ' | sed 's/ $//')"
 check "docker: the agent cannot unmount awfs" "umount: refused" "$(printf '%s\n' "$out" | sed -n 11p)"
+check "docker: AWFS_OPTS reaches awfs (xattrs on: ENODATA, not EOPNOTSUPP)" "ENODATA" "$(printf '%s\n' "$out" | sed -n 12p)"
 check "docker: verify ran before the agent" "yes" "$(grep -q 'checks held' "$T/entry.err" && echo yes)"
 check "docker: the write reached the host" "y" "$(cat "$SRC/rw/from-agent")"
 check "docker: the mount went with the namespace" "0" "$(grep -c " $SRC " /proc/self/mountinfo)"
