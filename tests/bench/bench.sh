@@ -22,6 +22,11 @@
 #                    whichever is not tmpfs); the tarball is cached there
 #   BENCH_TIMEOUT    seconds one timed run may take (default 900)
 #   BENCH_NOFILE     open file limit given to every daemon (default 1048576)
+#   BENCH_WARM_PAUSE seconds between the warm-up passes and the timed runs of a
+#                    warm workload (default 2: longer than the 1 s default
+#                    timeouts of the daemons; 0 measures right after warm-up)
+#   BENCH_SETTLE     seconds between the last deletion and the creating workloads
+#                    (default: 61 on an ext4 without a journal, else 0)
 #   BENCH_NO_INSTALL set to skip apt-get for missing tools
 #   AWFS, BENCH_BUILDDIR, BENCH_TOP_BUILDDIR, CC   set by `make bench`
 #
@@ -38,7 +43,8 @@ set -u -o pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 
-ALL_WORKLOADS="mount append create unlink stat json untar findcat lsR rm seqwrite seqread_warm seqread_cold randread1 randread4 git_status git_commit"
+# in the order they run within a repetition: what deletes, what only reads, what creates
+ALL_WORKLOADS="unlink rm mount stat json findcat lsR seqread_warm seqread_cold randread1 randread4 git_status append create untar seqwrite git_commit"
 ALL_TARGETS="native awfs awfs-ro bindfs fuse-overlayfs passthrough_ll"
 PEERS="bindfs fuse-overlayfs passthrough_ll"
 
@@ -99,8 +105,10 @@ report() {
 			for (i = 1; i <= nt; i++) if (has[w, T[i]]) any = 1
 			if (!any) continue
 			row = "| " label[w] " |"
-			if (kind[w] == "time" && stats(abs[w]) > 0)
-				row = row " " sprintf("%.3f s (%.3f–%.3f)", MED, MIN, MAX) " |"
+			if (kind[w] == "time" && stats(abs[w]) > 0) {
+				if (MED < 1) row = row " " sprintf("%.1f ms (%.1f–%.1f)", MED * 1000, MIN * 1000, MAX * 1000) " |"
+				else row = row " " sprintf("%.2f s (%.2f–%.2f)", MED, MIN, MAX) " |"
+			}
 			else if (kind[w] == "time" && fails[w, "native"])
 				row = row " fail (" fails[w, "native"] ") |"
 			else
@@ -146,14 +154,17 @@ case "${1:-}" in
 	echo "targets:   $ALL_TARGETS"
 	exit 0 ;;
 -h|--help)
-	sed -n '3,36p' "$0" | sed 's/^# \{0,1\}//'
+	awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0"
 	exit 0 ;;
 "") ;;
 *)	echo "$0: unknown argument $1 (try --help)" >&2; exit 2 ;;
 esac
 
-die() { echo "bench: $*" >&2; exit 1; }
-say() { printf '%s\n' "$*" >&2; }
+# fd 8: the original stderr, so a message from a trap that fires while a
+# function's stderr is redirected still reaches the user
+exec 8>&2
+die() { echo "bench: $*" >&8; exit 1; }
+say() { printf '%s\n' "$*" >&8; }
 
 [ "$(id -u)" = 0 ] || die "needs root (FUSE mounts, drop_caches)"
 [ -c /dev/fuse ] || die "no /dev/fuse"
@@ -162,6 +173,7 @@ REPS=${BENCH_REPS:-5}
 SCALE=${BENCH_SCALE:-1}
 TIMEOUT=${BENCH_TIMEOUT:-900}
 NOFILE=${BENCH_NOFILE:-1048576}
+WARM_PAUSE=${BENCH_WARM_PAUSE:-2}
 case $REPS in ''|*[!0-9]*|0) die "BENCH_REPS must be a positive integer" ;; esac
 awk -v s="$SCALE" 'BEGIN { exit !(s + 0 > 0) }' || die "BENCH_SCALE must be a positive number"
 BUILDDIR=${BENCH_BUILDDIR:-$TOP/tests/bench}
@@ -260,6 +272,7 @@ cleanup() {
 		unmount_path "${MOUNTED[$i]}" || say "bench: could not unmount ${MOUNTED[$i]}"
 	done
 	for t in "${!PID[@]}"; do stop_pid "${PID[$t]}"; done
+	rm -rf "$WORKROOT/cache/tmp.$$"
 	left=$(awk -v r="$RUN/" 'index($5, r) == 1 { print $5 }' /proc/self/mountinfo)
 	if [ -n "$left" ]; then
 		say "bench: still mounted, $RUN kept: $left"
@@ -437,7 +450,7 @@ make_cache() {
 		"$HELPER" gentree "$tmp/repo" "$GIT_FILES" 128 16384 2 || die "gentree failed"
 		(cd "$tmp/repo" && git init -q && git config user.name bench && git config user.email bench@localhost &&
 			git config gc.auto 0 && git add -A && git commit -q -m fixture &&
-			git ls-files | head -20 >.git/bench-changed) >>"$SETUPLOG" 2>&1 || die "git fixture failed"
+			git ls-files | sed -n 1,20p >.git/bench-changed) >>"$SETUPLOG" 2>&1 || die "git fixture failed"
 		tar -cf "$REPOTAR.tmp" -C "$tmp/repo" . || die "tar failed"
 		mv "$REPOTAR.tmp" "$REPOTAR"
 		rm -rf "$tmp"
@@ -512,7 +525,7 @@ mount_target() {
 	PID[$t]=$!
 	MOUNTED+=("${MNT[$t]}")
 	if ! "$HELPER" waitmount "${MNT[$t]}" "$(sub_of "$t")" 30 >/dev/null 2>>"$ERRLOG"; then
-		tail -5 "$RUN/$t.log" >&2
+		tail -5 "$RUN/$t.log" >&8
 		die "$t did not mount"
 	fi
 	OPTS[$t]=$(awk -v p="${MNT[$t]}" '$5 == p { for (i = 7; $i != "-"; i++); print $6 " | " $(i + 1) " " $(i + 3) }' /proc/self/mountinfo)
@@ -576,27 +589,29 @@ run_append() { tm "$HELPER" append "${WD[$1]}/append.$2" "$N_APPEND" 100; }
 teardown_append() { rm -f "${WD[$1]}/append.$2"; }
 setup_create() { rm -rf "${WD[$1]}/create.$2" && mkdir "${WD[$1]}/create.$2"; }
 run_create() { tm "$HELPER" create "${WD[$1]}/create.$2" "$N_META"; }
-teardown_create() { :; }	# unlink of the same repetition removes them
+teardown_create() { :; }	# unlink of the next repetition removes them
+# unlink and rm remove what create and untar made in the previous repetition
+# (made untimed here when there is none)
 setup_unlink() {
-	local d=${WD[$1]}/create.$2
+	local d=${WD[$1]}/create.$(($2 - 1))
 	[ -e "$d/f$(printf %06d $((N_META - 1)))" ] && return 0
 	rm -rf "$d" && mkdir "$d" && untimed "$HELPER" create "$d" "$N_META"
 }
-run_unlink() { tm "$HELPER" unlink "${WD[$1]}/create.$2" "$N_META"; }
-teardown_unlink() { rmdir "${WD[$1]}/create.$2"; }
+run_unlink() { tm "$HELPER" unlink "${WD[$1]}/create.$(($2 - 1))" "$N_META"; }
+teardown_unlink() { rmdir "${WD[$1]}/create.$(($2 - 1))"; }
 setup_stat() { :; }
 run_stat() { tm "$HELPER" stat "${WD[$1]}/stat" "$N_META"; }
 setup_json() { :; }
 run_json() { tm "$HELPER" readfiles "${WD[$1]}/json" "$N_JSON"; }
 setup_untar() { rm -rf "${WD[$1]}/untar.$2" && mkdir "${WD[$1]}/untar.$2"; }
 run_untar() { tx tar -x --no-same-owner -f "$TARBALL" -C "${WD[$1]}/untar.$2"; }
-teardown_untar() { :; }	# rm of the same repetition removes it
+teardown_untar() { :; }	# rm of the next repetition removes it
 setup_rm() {
-	local d=${WD[$1]}/untar.$2
+	local d=${WD[$1]}/untar.$(($2 - 1))
 	[ -d "$d" ] && return 0
 	mkdir "$d" && untimed tar -x --no-same-owner -f "$TARBALL" -C "$d"
 }
-run_rm() { tx rm -rf "${WD[$1]}/untar.$2"; }
+run_rm() { tx rm -rf "${WD[$1]}/untar.$(($2 - 1))"; }
 setup_findcat() { :; }
 run_findcat() { tx find "${WD[$1]}/tree" -type f -exec cat {} +; }
 setup_lsR() { :; }
@@ -616,6 +631,7 @@ setup_git_status() { :; }
 run_git_status() { tx git -C "${WD[$1]}/repo" status; }
 setup_git_commit() {
 	local r=${WD[$1]}/repo f i
+	untimed git -C "$r" status || return 1	# a fresh index, as after the agent's last git status
 	while read -r f; do echo "changed in repetition $2" >>"$r/$f" || return 1; done <"$r/.git/bench-changed"
 	for i in 1 2 3 4 5; do echo "new file $i of repetition $2" >"$r/new-$2-$i.txt" || return 1; done
 }
@@ -651,46 +667,82 @@ alive() {	# alive TARGET: its daemon is still running and the mount answers
 	fi
 }
 
+# fs_journal: whether the work directory's ext4 has a journal
+fs_journal() {
+	local dev
+	[ "$(df --output=fstype "$WORKROOT" | tail -1)" = ext4 ] || { echo "not ext4"; return; }
+	dev=$(basename "$(df --output=source "$WORKROOT" | tail -1)")
+	case $(cat "/sys/fs/ext4/$dev/journal_task" 2>/dev/null) in
+	"<none>") echo "no journal" ;;
+	"") echo "journal unknown" ;;
+	*) echo "journal" ;;
+	esac
+}
+
 START=$(date +%s)
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 elapsed() { local s=$(($(date +%s) - START)); printf '%d:%02d' $((s / 60)) $((s % 60)); }
 
-run_one() {	# run_one W T REP
-	local w=$1 t=$2 rep=$3 ok=1
-	SEC=""
-	if ! alive "$t"; then
-		rec "$w" "$t" "$rep" FAIL
-		[ "$w" = mount ] && rec unmount "$t" "$rep" FAIL
-		return
-	fi
+drop_dentries() { sync; echo 2 >/proc/sys/vm/drop_caches; }
+
+failed() {	# failed W T REP: record and say a failure
+	rec "$1" "$2" "$3" FAIL
+	[ "$1" = mount ] && rec unmount "$2" "$3" FAIL
+	say "$(printf '[%s] rep %d/%d  %-13s %-15s FAILED: %s' "$(elapsed)" "$3" "$REPS" "$1" "$2" "$(grep -v '^==' "$ERRLOG" | tail -1)")"
+	echo "FAILED: $1 on $2, repetition $3" >>"$ERRLOG"
+	alive "$2" >/dev/null
+}
+
+# prepare W T REP: untimed setup (and the warm-up pass of a warm workload)
+prepare() {
+	local w=$1 t=$2 rep=$3
+	alive "$t" || { failed "$w" "$t" "$rep"; return 1; }
 	echo "== $w $t rep $rep" >>"$ERRLOG"
-	# every run starts from the same kernel cache state, whatever ran before
-	# (and the daemons that hold an fd per cached inode stay far below the
-	# open file limit): dentries and inodes dropped, untimed
-	sync
-	echo 2 >/proc/sys/vm/drop_caches
+	[ "$w" = mount ] && return 0
+	"setup_$w" "$t" "$rep" 2>>"$ERRLOG" || { failed "$w" "$t" "$rep"; return 1; }
+	if [[ $WARM == *" $w "* ]]; then
+		"run_$w" "$t" "$rep" || { failed "$w" "$t" "$rep"; return 1; }
+	fi
+}
+
+# measure W T REP: the timed run, recorded; then the untimed teardown and a sync
+measure() {
+	local w=$1 t=$2 rep=$3
+	SEC=""
+	alive "$t" || { failed "$w" "$t" "$rep"; return 1; }
 	if [ "$w" = mount ]; then
-		run_mount "$t" "$rep" || { ok=0; rec mount "$t" "$rep" FAIL; rec unmount "$t" "$rep" FAIL; }
+		run_mount "$t" "$rep" || { failed "$w" "$t" "$rep"; return 1; }
 	else
-		"setup_$w" "$t" "$rep" 2>>"$ERRLOG" || ok=0
-		if [ $ok = 1 ] && [[ $WARM == *" $w "* ]]; then
-			"run_$w" "$t" "$rep" || ok=0	# the untimed warm-up pass
-		fi
-		[ $ok = 1 ] && { "run_$w" "$t" "$rep" || ok=0; }
-		if [ $ok = 1 ]; then
-			rec "$w" "$t" "$rep" "$SEC"
-			if declare -F "teardown_$w" >/dev/null; then "teardown_$w" "$t" "$rep" 2>>"$ERRLOG"; fi
-		else
-			rec "$w" "$t" "$rep" FAIL
-		fi
+		"run_$w" "$t" "$rep" || { failed "$w" "$t" "$rep"; sync; return 1; }
+		rec "$w" "$t" "$rep" "$SEC"
+		if declare -F "teardown_$w" >/dev/null; then "teardown_$w" "$t" "$rep" 2>>"$ERRLOG"; fi
 		sync	# no dirty data from this run is written back during the next
 	fi
-	if [ $ok = 1 ]; then
-		say "$(printf '[%s] rep %d/%d  %-13s %-15s %s s' "$(elapsed)" "$rep" "$REPS" "$w" "$t" "$SEC")"
+	say "$(printf '[%s] rep %d/%d  %-13s %-15s %s s' "$(elapsed)" "$rep" "$REPS" "$w" "$t" "$SEC")"
+}
+
+# round W REP TARGET...: one repetition of W on the targets, in this order.
+# Every run starts from the same kernel cache state whatever ran before (and
+# the daemons that hold an fd per cached inode stay far below the open file
+# limit): dentries and inodes dropped (untimed). A warm workload: dropped
+# once, every target's warm-up pass, a pause longer than the daemons' default
+# 1 s timeouts, then the timed runs in the same order.
+round() {
+	local w=$1 rep=$2 t
+	shift 2
+	local -A ready=()
+	if [[ $WARM == *" $w "* ]]; then
+		drop_dentries
+		for t in "$@"; do prepare "$w" "$t" "$rep" && ready[$t]=1; done
+		sleep "$WARM_PAUSE"
+		for t in "$@"; do [ -n "${ready[$t]:-}" ] && measure "$w" "$t" "$rep"; done
 	else
-		say "$(printf '[%s] rep %d/%d  %-13s %-15s FAILED: %s' "$(elapsed)" "$rep" "$REPS" "$w" "$t" "$(grep -v '^==' "$ERRLOG" | tail -1)")"
-		echo "FAILED: $w on $t, repetition $rep" >>"$ERRLOG"
-		alive "$t" >/dev/null
+		for t in "$@"; do
+			drop_dentries
+			prepare "$w" "$t" "$rep" && measure "$w" "$t" "$rep"
+		done
 	fi
+	return 0
 }
 
 # ---------------------------------------------------------------- run
@@ -707,22 +759,63 @@ sync
 for t in $ACTIVE; do mount_target "$t"; done
 say "bench: mounted; $REPS repetitions"
 
+# A repetition runs in three phases: the workloads that delete (unlink, rm:
+# what the previous repetition's create and untar made), those that only
+# read, those that create. On an ext4 without a journal (this machine's) the
+# inode allocator skips, one by one, every free inode deleted less than 60 s
+# ago (360 s while its inode-table block is dirty) whose inode-table block is
+# cached (recently_deleted() in fs/ext4/ialloc.c): 10,000 creates right after
+# the benchmark's own mass deletions took 2-5 s instead of 0.15 s, on
+# whichever target came next. So the creating phase starts at least
+# $SETTLE s after the last deletion (the read phase takes longer than that
+# at the default sizes; with BENCH_WORKLOADS it may have to wait).
+DELETING=" unlink rm "
+CREATING=" append create untar seqwrite git_commit "
+case ${BENCH_SETTLE:-auto} in
+auto) if [ "$(fs_journal)" = "no journal" ]; then SETTLE=61; else SETTLE=0; fi ;;
+*) SETTLE=$BENCH_SETTLE ;;
+esac
+phase_of() {
+	if [[ $DELETING == *" $1 "* ]]; then echo 1
+	elif [[ $CREATING == *" $1 "* ]]; then echo 3
+	else echo 2; fi
+}
+LAST_DEL=$(date +%s)
 for ((rep = 1; rep <= REPS; rep++)); do
-	for w in $WORKLOADS; do
-		read -r -a tl <<<"$(targets_for "$w")"
-		n=${#tl[@]}
-		[ "$n" -gt 0 ] || continue
-		for ((i = 0; i < n; i++)); do
-			run_one "$w" "${tl[$(((i + rep - 1) % n))]}" "$rep"
+	for phase in 1 2 3; do
+		if [ $phase = 2 ]; then
+			# what a filtered-out unlink or rm left of the previous repetition
+			for t in $ACTIVE; do
+				[ "$(sub_of "$t")" = rw ] && alive "$t" &&
+					untimed rm -rf "${WD[$t]}/create.$((rep - 1))" "${WD[$t]}/untar.$((rep - 1))"
+			done
+			sync
+			LAST_DEL=$(date +%s)
+		fi
+		if [ $phase = 3 ] && [ "$SETTLE" -gt 0 ]; then
+			for w in $WORKLOADS; do
+				[ "$(phase_of "$w")" = 3 ] || continue
+				wait_s=$((LAST_DEL + SETTLE - $(date +%s)))
+				if [ "$wait_s" -gt 0 ]; then
+					say "bench: waiting ${wait_s} s before creating (ext4 without a journal: inodes deleted < 60 s ago slow every create)"
+					sleep "$wait_s"
+				fi
+				break
+			done
+		fi
+		for w in $WORKLOADS; do
+			[ "$(phase_of "$w")" = $phase ] || continue
+			read -r -a tl <<<"$(targets_for "$w")"
+			n=${#tl[@]}
+			[ "$n" -gt 0 ] || continue
+			order=()
+			for ((i = 0; i < n; i++)); do order+=("${tl[$(((i + rep - 1) % n))]}"); done
+			round "$w" "$rep" "${order[@]}"
 		done
 	done
 	for t in $ACTIVE; do
 		[ "$t" != native ] && alive "$t" && rec_rss "$t" "$rep" rss_peak
-		# anything a filtered-out workload of this repetition left behind
-		[ "$(sub_of "$t")" = rw ] && alive "$t" &&
-			untimed rm -rf "${WD[$t]}/append.$rep" "${WD[$t]}/create.$rep" "${WD[$t]}/untar.$rep" "${WD[$t]}/seqwrite.$rep"
 	done
-	sync
 done
 END=$(date +%s)
 
@@ -767,11 +860,12 @@ dur=$((END - START))
 	echo
 	echo "- commit: $COMMIT$DIRTY; kernel $(uname -r); $(nproc) CPUs; $(awk '/MemTotal/ { printf "%.0f GiB RAM", $2 / 1048576 }' /proc/meminfo)"
 	echo "- work directory: $WORKROOT ($(df --output=fstype "$WORKROOT" | tail -1) on $(df --output=source "$WORKROOT" | tail -1)); every target has its own source directory there"
-	echo "- $REPS repetitions, targets interleaved and their order rotated each repetition; a cell is the median (min–max) over the repetitions of target time / native time of the same repetition; native is shown as absolute seconds. Before every run (untimed): \`sync; echo 2 > /proc/sys/vm/drop_caches\` (dentries and inodes: the same kernel cache state whatever ran before, and the daemons that hold an fd per cached inode stay below the open file limit); warm workloads then get one untimed warm-up pass right before the timed run; \`sync\` after every run (untimed)."
+	echo "- $REPS repetitions, targets interleaved and their order rotated each repetition; a cell is the median (min–max) over the repetitions of target time / native time of the same repetition; native is shown as its absolute time. Before every run (untimed): \`sync; echo 2 > /proc/sys/vm/drop_caches\` (dentries and inodes: the same kernel cache state whatever ran before, and the daemons that hold an fd per cached inode stay below the open file limit); \`sync\` after every run. Warm workloads (marked warm): dropped once, then one untimed warm-up pass on every target, a ${WARM_PAUSE} s pause (longer than the daemons' default 1 s timeouts: what is measured is what stays cached between an agent's accesses), then the timed runs in the same order. A repetition runs the deleting workloads first (unlink and rm remove what the previous repetition's create and untar made; made untimed for the first), then the reading ones, then the creating ones, at least ${SETTLE} s after the last deletion: on an ext4 without a journal (the work directory's: $(fs_journal)) the inode allocator skips, one by one, every inode deleted in the last 60 s (360 s while its inode-table block is dirty) whose inode-table block is cached (fs/ext4/ialloc.c recently_deleted()), which made 10,000 creates right after the benchmark's own deletions take 2–5 s instead of 0.15 s on whichever target came next."
 	echo "- timing: CLOCK_MONOTONIC around the workload's own loop (bench-helper) or around the command (tar, find, ls, rm, git);$( [ -n "$FIO" ] && echo " random reads: fio $($FIO --version | sed 's/^fio-//') psync, its own read runtime (ms resolution), --invalidate=0;") seqwrite: open, 1 MiB writes, fsync, close inside the timed region"
 	echo "- sizes: BENCH_SCALE=$SCALE$( [ "$SCALE" = 1 ] && echo " (the sizes of issue 5; sequential files ${SEQ_MIB} MiB, the untarred tree is a generated source-like tree, deterministic)" || echo " (**scaled** from the issue's sizes)")"
 	echo "- daemons: open file limit $(ulimit -n) (awfs and passthrough_ll hold an fd per inode the kernel caches); workloads run as root"
-	echo "- duration: $((dur / 60)) min $((dur % 60)) s; libfuse $(pkg-config --modversion fuse3 2>/dev/null)$(want_target bindfs && echo ", $(bindfs --version 2>/dev/null | head -1)")$(want_target fuse-overlayfs && echo ", $(fuse-overlayfs --version 2>/dev/null | head -1)"), $(git --version 2>/dev/null)"
+	echo "- load average (1, 5, 15 min) at the start: $LOAD_START, at the end: $(cut -d' ' -f1-3 /proc/loadavg) (anything else running adds noise)"
+	echo "- duration: $((dur / 60)) min $((dur % 60)) s; libfuse $(pkg-config --modversion fuse3 2>/dev/null)$(want_target bindfs && echo ", $(bindfs --version 2>/dev/null | head -1)")$(want_target fuse-overlayfs && echo ", $(fuse-overlayfs --version 2>/dev/null | grep -m1 '^fuse-overlayfs')"), $(git --version 2>/dev/null)"
 	echo
 	echo "Targets (mount options as in /proc/self/mountinfo: per-mount | fs type, super options):"
 	echo
@@ -782,7 +876,7 @@ dur=$((END - START))
 			echo "- $t: \`${CMDLINE[$t]//$RUN/\$RUN}\` — ${OPTS[$t]//$RUN/\$RUN}"
 		fi
 	done
-	echo "  (awfs, awfs-ro: awfs's defaults (cache=auto, xattr); awfs-ro runs the read workloads in the policy's read_only subtree, awfs everything in its allow_write subtree; bindfs, fuse-overlayfs: their defaults, fuse-overlayfs with an empty lowerdir and the source as upperdir; passthrough_ll: its defaults, which are cache=auto (timeout=1.0 s, keep_cache off), no writeback, no xattr, no flock, the multithreaded loop without clone_fd; -f only keeps each daemon in the foreground.)"
+	echo "  (awfs, awfs-ro: awfs's defaults, no -o (see awfs --help); awfs-ro runs the read workloads in the policy's read_only subtree, awfs everything in its allow_write subtree; bindfs, fuse-overlayfs: their defaults, fuse-overlayfs with an empty lowerdir and the source as upperdir; passthrough_ll: its defaults, which are cache=auto (timeout=1.0 s, keep_cache off), no writeback, no xattr, no flock, the multithreaded loop without clone_fd; -f only keeps each daemon in the foreground.)"
 	echo
 	for n in "${NOTES[@]}"; do echo "- note: $n"; done
 	[ ${#NOTES[@]} -gt 0 ] && echo
