@@ -5,6 +5,9 @@
 # one round to the next.
 . "$(dirname "$0")/lib.sh"
 require_mount_env
+# in a sanitizer build, ASan's quarantine would hold freed memory and make RSS
+# grow by design; without it RSS means what it does in a normal build
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0:thread_local_quarantine_size_kb=0"
 AWFS_LOAD=${AWFS_LOAD:?AWFS_LOAD must name the awfs-load binary}
 setup_fixture
 mount_awfs
