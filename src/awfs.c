@@ -65,13 +65,8 @@ struct options {
 };
 
 enum {
-	KEY_HELP,
-	KEY_VERSION,
-	KEY_FOREGROUND,
 	KEY_DEBUG,
 	KEY_ALSO_AT,
-	KEY_XATTR,
-	KEY_NOXATTR,
 };
 
 #define OPT(t, p) { t, offsetof(struct options, p), 1 }
@@ -89,10 +84,10 @@ static const struct fuse_opt awfs_opts[] = {
 	OPT("cache=%s", cache),
 	FUSE_OPT_KEY("--also-at ", KEY_ALSO_AT), FUSE_OPT_KEY("--also-at=", KEY_ALSO_AT),
 	FUSE_OPT_KEY("also_at=", KEY_ALSO_AT),
-	FUSE_OPT_KEY("xattr", KEY_XATTR), FUSE_OPT_KEY("noxattr", KEY_NOXATTR),
-	FUSE_OPT_KEY("-h", KEY_HELP), FUSE_OPT_KEY("--help", KEY_HELP),
-	FUSE_OPT_KEY("-V", KEY_VERSION), FUSE_OPT_KEY("--version", KEY_VERSION),
-	FUSE_OPT_KEY("-f", KEY_FOREGROUND), FUSE_OPT_KEY("-d", KEY_DEBUG),
+	{ "xattr", offsetof(struct options, xattr), 1 }, { "noxattr", offsetof(struct options, xattr), 0 },
+	OPT("-h", show_help), OPT("--help", show_help),
+	OPT("-V", show_version), OPT("--version", show_version),
+	OPT("-f", foreground), FUSE_OPT_KEY("-d", KEY_DEBUG),
 	FUSE_OPT_KEY("debug", KEY_DEBUG),
 	FUSE_OPT_END
 };
@@ -160,21 +155,6 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		o->also_at[o->nalso++] = util_xstrdup(v);
 		return 0;
 	}
-	case KEY_XATTR:
-		o->xattr = 1;
-		return 0;
-	case KEY_NOXATTR:
-		o->xattr = 0;
-		return 0;
-	case KEY_HELP:
-		o->show_help = 1;
-		return 0;
-	case KEY_VERSION:
-		o->show_version = 1;
-		return 0;
-	case KEY_FOREGROUND:
-		o->foreground = 1;
-		return 0;
 	case KEY_DEBUG:
 		o->debug = 1;
 		o->foreground = 1;

@@ -41,8 +41,7 @@ static void add(struct lines *l, int severity, const char *fmt, ...)
 	char *s;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		abort();
+	s = util_xvasprintf(fmt, ap);
 	va_end(ap);
 	l->v = util_xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
 	l->v[l->n].severity = severity;

@@ -95,8 +95,7 @@ static void sb_addf(struct sbuf *b, const char *fmt, ...)
 	char *s;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		abort();
+	s = util_xvasprintf(fmt, ap);
 	va_end(ap);
 	sb_str(b, s);
 	free(s);

@@ -54,7 +54,7 @@ char *util_xstrdup(const char *s)
 	return d;
 }
 
-static char *xvasprintf(const char *fmt, va_list ap)
+char *util_xvasprintf(const char *fmt, va_list ap)
 {
 	char *s;
 
@@ -69,7 +69,7 @@ char *util_xasprintf(const char *fmt, ...)
 	char *s;
 
 	va_start(ap, fmt);
-	s = xvasprintf(fmt, ap);
+	s = util_xvasprintf(fmt, ap);
 	va_end(ap);
 	return s;
 }
@@ -80,7 +80,7 @@ void msgs_add(struct awfs_msgs *m, const char *fmt, ...)
 
 	m->v = util_xrealloc(m->v, (m->n + 1) * sizeof(*m->v));
 	va_start(ap, fmt);
-	m->v[m->n++] = xvasprintf(fmt, ap);
+	m->v[m->n++] = util_xvasprintf(fmt, ap);
 	va_end(ap);
 }
 

@@ -41,6 +41,8 @@ void *util_xcalloc(size_t n, size_t size);
 void *util_xrealloc(void *p, size_t n);
 /* Duplicate a string or abort; NULL stays NULL. */
 char *util_xstrdup(const char *s);
+/* Format a va_list into a new string or abort. */
+char *util_xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 /* Format into a new string or abort. */
 char *util_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
