@@ -374,11 +374,16 @@ static int open_beneath(const char *abs, int *fd)
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct msghdr msg = { 0 };
-	struct cmsghdr *cm;
-	struct iovec iov;
-	int sv[2], status, err = 0;
 	char c = 0;
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = u.buf,
+		.msg_controllen = sizeof(u.buf),
+	};
+	struct cmsghdr *cm;
+	int sv[2], status, err = 0;
 	pid_t pid;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
@@ -398,12 +403,6 @@ static int open_beneath(const char *abs, int *fd)
 		    umount2(abs, MNT_DETACH) < 0 ||
 		    (dfd = open(abs, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 			_exit(1);
-		iov.iov_base = &c;
-		iov.iov_len = 1;
-		msg.msg_iov = &iov;
-		msg.msg_iovlen = 1;
-		msg.msg_control = u.buf;
-		msg.msg_controllen = sizeof(u.buf);
 		cm = CMSG_FIRSTHDR(&msg);
 		cm->cmsg_level = SOL_SOCKET;
 		cm->cmsg_type = SCM_RIGHTS;
@@ -412,12 +411,6 @@ static int open_beneath(const char *abs, int *fd)
 		_exit(sendmsg(sv[1], &msg, 0) == 1 ? 0 : 1);
 	}
 	close(sv[1]);
-	iov.iov_base = &c;
-	iov.iov_len = 1;
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = u.buf;
-	msg.msg_controllen = sizeof(u.buf);
 	if (recvmsg(sv[0], &msg, MSG_CMSG_CLOEXEC) != 1 || !(cm = CMSG_FIRSTHDR(&msg)) ||
 	    cm->cmsg_type != SCM_RIGHTS)
 		err = EIO;
