@@ -14,86 +14,30 @@
 # underneath; the unified diff shows it. AWFS_CONFORM_KEEP=1 keeps the
 # transcripts (plain-*.txt, awfs-*.txt) in the temporary directory.
 # Exit 77 (skipped) when it cannot run here.
-set -u
+. "$(dirname "$0")/../integration/lib.sh"
 
-AWFS=${AWFS:?AWFS must name the awfs binary}
 CONFORM=${AWFS_CONFORM:?AWFS_CONFORM must name the awfs-conform binary}
 # FUSE has no tmpfile request before libfuse 3.17: O_TMPFILE is refused through
 # awfs (hostile.sh checks it is EOPNOTSUPP), so it is left out of the comparison
 export AWFS_CONFORM_NO_TMPFILE=1
-AGENT_UID=${AWFS_TEST_UID:-1000}
 OTHER_UID=2000		# owns the entries of the sticky directory
 SGID_GROUP=4242		# the group of sgid/; neither uid is in it
 MEMBER_GROUP=4243	# the group of sgid-member/; awfs-conform gives the agent uid this supplementary group
+KEEP_T=${AWFS_CONFORM_KEEP:-}
 
-PASS=0
-FAIL=0
-T=""
-MNT=""
-AWFS_PID=""
-
-skip() { echo "SKIP: $*"; exit 77; }
-
-[ "$(id -u)" = 0 ] || skip "needs root (mounts with allow_other, runs as uid $AGENT_UID)"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-command -v fusermount3 >/dev/null || skip "no fusermount3 (apt-get install fuse3)"
-[ -r /proc/self/mountinfo ] || skip "no /proc/self/mountinfo"
-
-# is_mounted PATH: a FUSE mount of type fuse.awfs is at PATH
-is_mounted() {
-	awk -v p="$1" '$5 == p { for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "fuse.awfs") f = 1; break } } END { exit !f }' /proc/self/mountinfo
-}
-
-cleanup() {
-	local rc=$?
-	if [ "$rc" != 0 ] && [ "$rc" != 77 ] && [ -n "$T" ]; then
-		for f in "$T/awfs.stderr" "$T/awfs.log"; do
-			[ -s "$f" ] && { echo "---- $f (last 30 lines)"; tail -30 "$f"; }
-		done
-	fi
-	if [ -n "$MNT" ] && is_mounted "$MNT"; then
-		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
-	fi
-	if [ -n "$AWFS_PID" ] && kill -0 "$AWFS_PID" 2>/dev/null; then
-		kill "$AWFS_PID" 2>/dev/null
-		wait "$AWFS_PID" 2>/dev/null
-	fi
-	if [ -n "$T" ]; then
-		if [ -n "${AWFS_CONFORM_KEEP:-}" ]; then echo "# kept $T"; else rm -rf "$T"; fi
-	fi
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-check() {
-	if [ "$2" = "$3" ]; then
-		PASS=$((PASS + 1))
-		echo "ok - $1"
-	else
-		FAIL=$((FAIL + 1))
-		echo "not ok - $1"
-		echo "#   expected: $2"
-		echo "#   got:      $3"
-	fi
-}
+require_mount_env
 
 # The plain directory and the awfs source must be on the same file system, so
 # that what the file system decides (allocation, SEEK_DATA granularity,
 # NAME_MAX, timestamp range) is the same on both sides.
-T=$(mktemp -d /tmp/awfs-conform.XXXXXX)
-chmod 755 "$T"
+make_tmp
 PLAIN="$T/plain"
-SRC="$T/src"
-MNT="$T/mnt"
-LOG="$T/awfs.log"
-mkdir -p "$PLAIN" "$SRC/w" "$MNT"
+mkdir -p "$PLAIN" "$SRC/w"
 chmod 755 "$PLAIN" "$SRC" "$SRC/w"
-printf '%s\n' 'version = 1;
+write_policy 'version = 1;
 allow_write = (
   { path = "w"; reason = "the conformance runs write here"; }
-);' >"$T/policy.conf"
-chmod 644 "$T/policy.conf"
+);'
 
 # setup_dir DIR UID: an empty directory for one run, owned by UID, with the
 # sticky and setgid directories awfs-conform expects
@@ -124,18 +68,7 @@ for r in $RUNS; do
 done
 
 # ---- the mount, beside the source (so the host side stays visible)
-"$AWFS" "$MNT" --policy "$T/policy.conf" --source "$SRC" -f --log "$LOG" 2>>"$T/awfs.stderr" &
-AWFS_PID=$!
-for _ in $(seq 1 200); do
-	is_mounted "$MNT" && break
-	kill -0 "$AWFS_PID" 2>/dev/null || break
-	sleep 0.05
-done
-if ! is_mounted "$MNT"; then
-	echo "awfs did not mount; stderr:"
-	cat "$T/awfs.stderr"
-	exit 1
-fi
+mount_beside
 
 # tree DIR: what the host holds below DIR, without times or inode numbers
 # (a directory's size is left out: it is the file system's bookkeeping)
@@ -181,5 +114,4 @@ done
 check "awfs refused nothing" "0" "$(grep -c 'denied' "$LOG" 2>/dev/null || true)"
 check "awfs is still mounted" "yes" "$(is_mounted "$MNT" && echo yes || echo no)"
 
-echo "# $PASS passed, $FAIL failed"
-[ "$FAIL" = 0 ]
+finish

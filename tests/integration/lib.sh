@@ -45,7 +45,10 @@ cleanup() {
 		kill "$AWFS_PID" 2>/dev/null
 		wait "$AWFS_PID" 2>/dev/null
 	fi
-	[ -n "$T" ] && rm -rf "$T"
+	if [ -n "$T" ]; then
+		# KEEP_T (set by a test from its own switch) keeps the directory to look at
+		if [ -n "${KEEP_T:-}" ]; then echo "# kept $T"; else rm -rf "$T"; fi
+	fi
 	[ -n "${EXTRA_CLEAN:-}" ] && rm -f $EXTRA_CLEAN
 	exit $rc
 }
