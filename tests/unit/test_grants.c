@@ -24,6 +24,8 @@
 #include "grants.h"
 #include "policy.h"
 
+#include "slurp.h"
+
 #define SHIPPED AWFS_TEST_SRCDIR "/policies/good/shipped.conf"
 #define ROOT "/tmp/gh-aw"
 
@@ -33,23 +35,6 @@ static const char *const sev_names[] = {
 	[AWFS_FINDING_EXCEPT] = "EXCEPT",
 	[AWFS_FINDING_NOTE] = "NOTE",
 };
-
-/* Read a whole file, failing the test if it cannot be read. */
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t cap = 0;
-
-	if (!f)
-		fail_msg("cannot open %s: %s", path, strerror(errno));
-	if (getdelim(&buf, &cap, '\0', f) < 0) {
-		free(buf);
-		buf = util_xstrdup("");
-	}
-	fclose(f);
-	return buf;
-}
 
 static char *append(char *s, const char *sep, const char *t)
 {

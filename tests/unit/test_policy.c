@@ -26,27 +26,11 @@
 
 #include "policy.h"
 
+#include "slurp.h"
+
 #define FIXTURES AWFS_TEST_SRCDIR "/policies"
 #define SHIPPED AWFS_TEST_SRCDIR "/../../etc/awfs/policy.conf"
 #define MAX_BAD 256
-
-/* Read a whole file, failing the test if it cannot be read. */
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t cap = 0;
-
-	if (!f)
-		fail_msg("cannot open %s: %s", path, strerror(errno));
-	if (getdelim(&buf, &cap, '\0', f) < 0) {
-		/* an empty file */
-		free(buf);
-		buf = util_xstrdup("");
-	}
-	fclose(f);
-	return buf;
-}
 
 static void print_msgs(const char *what, const struct awfs_msgs *m)
 {
