@@ -150,6 +150,15 @@ expect() {
 	check "$name" "$want" "$(aprobe "$@")"
 }
 
+# expect_soon NAME EXPECTED PROBE-ARGS...: expect, for a change made on the
+# host that the mount must show within its cache timeout: polls up to 4 s
+expect_soon() {
+	local name=$1 want=$2
+	shift 2
+	for _ in $(seq 40); do [ "$(aprobe "$@")" = "$want" ] && break; sleep 0.1; done
+	check "$name" "$want" "$(aprobe "$@")"
+}
+
 finish() {
 	echo "# $PASS passed, $FAIL failed"
 	[ "$FAIL" = 0 ]

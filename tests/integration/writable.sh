@@ -83,23 +83,18 @@ expect "rename the allow_write dir itself" "EROFS" rename "$W" "$MNT/mem-b"
 # the host may change read-only paths under the agent: seen within a second
 R="$MNT/ro"
 echo late >"$SRC/ro/late"
-for _ in $(seq 40); do [ "$(aprobe read "$R/late")" = "OK:late\x0a" ] && break; sleep 0.1; done
-expect "a file created on the host appears" "OK:late\x0a" read "$R/late"
+expect_soon "a file created on the host appears" "OK:late\x0a" read "$R/late"
 echo changed >"$SRC/ro/late"
-for _ in $(seq 40); do [ "$(aprobe read "$R/late")" = "OK:changed\x0a" ] && break; sleep 0.1; done
-expect "a host-side rewrite is visible" "OK:changed\x0a" read "$R/late"
+expect_soon "a host-side rewrite is visible" "OK:changed\x0a" read "$R/late"
 rm "$SRC/ro/late"
-for _ in $(seq 40); do [ "$(aprobe stat "$R/late")" = "ENOENT" ] && break; sleep 0.1; done
-expect "a host-side unlink is visible" "ENOENT" stat "$R/late"
+expect_soon "a host-side unlink is visible" "ENOENT" stat "$R/late"
 check "no denial was logged for allowed work" "0" "$(grep -c 'denied .* /.*/rw/\(new\|file\|d\|fifo\|sym\)' "$LOG")"
 unmount_awfs
 # writable paths are the agent's while mounted (kept an hour); cache=strict
 # is for a host that writes there too: seen within a second
 mount_beside -o cache=strict
 echo hostwrite >"$H/late"
-for _ in $(seq 40); do [ "$(aprobe read "$W/late")" = "OK:hostwrite\x0a" ] && break; sleep 0.1; done
-expect "cache=strict: a host-side write in a writable path appears" "OK:hostwrite\x0a" read "$W/late"
+expect_soon "cache=strict: a host-side write in a writable path appears" "OK:hostwrite\x0a" read "$W/late"
 echo again >"$H/late"
-for _ in $(seq 40); do [ "$(aprobe read "$W/late")" = "OK:again\x0a" ] && break; sleep 0.1; done
-expect "cache=strict: a host-side rewrite there is visible" "OK:again\x0a" read "$W/late"
+expect_soon "cache=strict: a host-side rewrite there is visible" "OK:again\x0a" read "$W/late"
 finish
