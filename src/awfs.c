@@ -37,6 +37,7 @@
 #include "info.h"
 #include "inode.h"
 #include "log.h"
+#include "loop.h"
 #include "mountinfo.h"
 #include "ops.h"
 #include "policy.h"
@@ -51,6 +52,7 @@ struct options {
 	char *audit;
 	char *info_dir;
 	char *cache;
+	char *spin;
 	char **also_at;
 	size_t nalso;
 	char *positional[2];
@@ -82,6 +84,7 @@ static const struct fuse_opt awfs_opts[] = {
 	{ "--fail-on-denial", offsetof(struct options, fail_on_denial), 1 },
 	{ "fail_on_denial", offsetof(struct options, fail_on_denial), 1 },
 	OPT("cache=%s", cache),
+	OPT("spin=%s", spin),
 	FUSE_OPT_KEY("--also-at ", KEY_ALSO_AT), FUSE_OPT_KEY("--also-at=", KEY_ALSO_AT),
 	FUSE_OPT_KEY("also_at=", KEY_ALSO_AT),
 	{ "xattr", offsetof(struct options, xattr), 1 }, { "noxattr", offsetof(struct options, xattr), 0 },
@@ -123,6 +126,9 @@ static void usage(FILE *out)
 		"                         strict = 1 s for all; always = 1 day; never = 0  [auto]\n"
 		"       xattr | noxattr   serve extended attributes (off: the kernel then asks\n"
 		"                         for none, one round trip less per write)   [noxattr]\n"
+		"       spin=USEC         how long awfs polls for the next request before it\n"
+		"                         sleeps (a caller's next request then needs no\n"
+		"                         wakeup); 0 sleeps at once, at most 10000      [50]\n"
 		"       policy=, source=, runtime=, log=, also_at=, audit=, info_dir=,\n"
 		"       noinfo_dir, fail_on_denial   as the options above\n"
 		"  -h, --help           this help\n"
@@ -173,6 +179,7 @@ static void options_free(struct options *o)
 	free(o->audit);
 	free(o->info_dir);
 	free(o->cache);
+	free(o->spin);
 	for (size_t i = 0; i < o->nalso; i++)
 		free(o->also_at[i]);
 	free(o->also_at);
@@ -577,12 +584,12 @@ int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct options o = { .xattr = 0 };
+	unsigned long spin_us = LOOP_SPIN_US_DEFAULT;
 	struct awfs_msgs errs = { 0 };
 	struct awfs_ops_config oc = { 0 };
 	struct awfs_policy *policy = NULL;
 	struct awfs_classifier *classifier = NULL;
 	struct fuse_session *se;
-	struct fuse_loop_config *lc;
 	struct stat root_st, mst;
 	char mnt[PATH_MAX], src[PATH_MAX];
 	const char *mountpoint, *source;
@@ -626,6 +633,17 @@ int main(int argc, char *argv[])
 	    strcmp(o.cache, "always") != 0 && strcmp(o.cache, "never") != 0) {
 		fprintf(stderr, "awfs: cache=%s: expected cache=auto, strict, always or never\n", o.cache);
 		EXIT(2);
+	}
+	if (o.spin) {
+		char *end;
+
+		errno = 0;
+		spin_us = strtoul(o.spin, &end, 10);
+		if (errno || end == o.spin || *end || o.spin[0] == '-' || spin_us > LOOP_SPIN_US_MAX) {
+			fprintf(stderr, "awfs: spin=%s: expected microseconds, 0 to %d\n", o.spin,
+				LOOP_SPIN_US_MAX);
+			EXIT(2);
+		}
 	}
 
 	/* 1. the policy, whole */
@@ -801,12 +819,7 @@ int main(int argc, char *argv[])
 		goto out_aliases;
 	}
 
-	lc = fuse_loop_cfg_create();
-	fuse_loop_cfg_set_clone_fd(lc, 1);	/* a /dev/fuse fd per thread: no shared queue */
-	fuse_loop_cfg_set_max_threads(lc, 16);
-	/* the loop returns the signal that ended it (a clean stop) or -errno */
-	ret = fuse_session_loop_mt(se, lc) < 0;
-	fuse_loop_cfg_destroy(lc);
+	ret = loop_run(se, (unsigned)spin_us, 8) < 0;
 	summary = verdict_summary();
 	if (o.fail_on_denial && verdict_denials() > 0) {
 		/* loud on purpose: the step must not exit 0 over lost writes */

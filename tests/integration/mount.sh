@@ -48,6 +48,12 @@ check_match "unknown -o option: named" "frobnicate" "$out"
 check "unknown -o option: nothing created" "no" "$([ -e "$SRC/made" ] && echo yes || echo no)"
 run "$MNT" --policy "$POLICY" --bogus
 check "unknown option: exit 2" "2" "$rc"
+for bad in abc -1 10001 12x ""; do
+	run "$MNT" --policy "$POLICY" -o "spin=$bad"
+	check "spin=$bad: exit 2" "2" "$rc"
+	check_match "spin=$bad: says what is expected" "^awfs: spin=$bad: expected microseconds, 0 to 10000$" "$out"
+done
+check "bad spin=: not mounted" "no" "$(is_mounted "$MNT" && echo yes || echo no)"
 
 run "$T/nowhere" --policy "$POLICY"
 check "missing mount point: exit 1" "1" "$rc"
@@ -89,6 +95,35 @@ mount_awfs
 expect "without --runtime the docker-only mask does not apply" "OK:TOKEN\x0a" read "$MNT/work/compose.yml"
 check_match "the mount line has no runtime" "mounted $MNT \(source $SRC\): masked: none" "$(cat "$LOG")"
 unmount_awfs
+
+# the request loop: the listener serves most requests and polls for spin
+# microseconds before it sleeps; READ, FSYNC, FALLOCATE, LSEEK and
+# COPY_FILE_RANGE go to workers. Both ends of spin=, and concurrent callers.
+write_policy "$FIXTURE_POLICY"
+head -c 3145728 /dev/urandom >"$SRC/rw/big"; chown "$AGENT_UID:$AGENT_UID" "$SRC/rw/big"
+for spin in 0 10000; do
+	mount_awfs -o "spin=$spin"
+	expect "spin=$spin: a read (worker)" "OK:RWDATA\x0a" read "$MNT/rw/file"
+	expect "spin=$spin: a denied write" "EROFS" write "$MNT/ro/file" x
+	expect "spin=$spin: a create" "OK" write "$MNT/rw/spin$spin" data
+	expect "spin=$spin: fallocate (worker)" "OK" fallocate "$MNT/rw/spin$spin" 8192
+	expect "spin=$spin: fsync (worker)" "OK" fsync "$MNT/rw/spin$spin"
+	expect "spin=$spin: seek-data (worker)" "OK:0" seek-data "$MNT/rw/spin$spin" 0
+	expect "spin=$spin: copy_file_range (worker)" "OK:8192" copy "$MNT/rw/spin$spin" "$MNT/rw/spin$spin.copy"
+	expect "spin=$spin: the mask holds" "ENOENT" read "$MNT/secret/data"
+	# 6 readers of a 3 MiB file and 6 writers at once: every one gets its bytes
+	pids=""
+	for i in 1 2 3 4 5 6; do
+		as_agent cmp -s "$SRC/rw/big" "$MNT/rw/big" & pids="$pids $!"
+		as_agent sh -c "head -c 1048576 '$SRC/rw/big' >'$MNT/rw/w$spin.$i' && cmp -s '$MNT/rw/w$spin.$i' '$SRC/rw/w$spin.$i'" & pids="$pids $!"
+	done
+	bad=0
+	for p in $pids; do wait "$p" || bad=$((bad + 1)); done
+	check "spin=$spin: 6 concurrent readers and 6 writers all complete intact" "0" "$bad"
+	check "spin=$spin: the writes are on the host" "6" "$(cmp -s -n 1048576 "$SRC/rw/big" "$SRC/rw/w$spin.1" && ls "$SRC/rw" | grep -c "^w$spin\.")"
+	unmount_awfs
+	check "spin=$spin: a clean stop" "0" "$AWFS_RC"
+done
 
 # unclassified = "mask" serves unnamed top-level entries empty
 write_policy 'version = 1;

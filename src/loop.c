@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * loop.c - awfs's request loop, in place of libfuse's multithreaded one.
+ *
+ * What a FUSE request costs on a VM is mostly wakeups: the caller sleeps
+ * until the reply, and a daemon thread asleep in read(/dev/fuse) must be
+ * woken for the request, each wakeup of an idle CPU an inter-processor
+ * interrupt and a halt exit (perf: __wake_up and the idle loop, awfs's own
+ * code under 2%). libfuse's loop parks every idle worker in read(), so every
+ * request wakes one of them, in turn.
+ *
+ * Here one listener, the calling thread, is the only reader of /dev/fuse. It
+ * serves requests itself and, after each, polls the device (non-blocking)
+ * for spin_us before it sleeps in poll(): a caller issuing requests back to
+ * back finds it awake. Requests that can wait on the disk go to workers
+ * (each with its own condition variable, not a reader of the device), so a
+ * slow fsync or cold read never holds up the others. A large request whose
+ * payload libfuse left in the listener's splice pipe is served where it was
+ * read. Signals reach the listener only (the workers block them), which
+ * ends its poll() with EINTR.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fuse.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "loop.h"
+
+struct loop;
+
+struct worker {
+	struct loop *loop;
+	pthread_t tid;
+	pthread_cond_t wake;
+	struct fuse_buf buf;	/* the request, while busy; else a spare buffer */
+	int busy;
+	struct worker *next_idle;
+};
+
+struct loop {
+	struct fuse_session *se;
+	pthread_mutex_t lock;	/* idle, busy flags, stop */
+	struct worker *idle;
+	struct worker **workers;
+	unsigned nworkers, max_workers;
+	int stop;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Requests that may wait on the disk: served off the listener. */
+static int is_slow(const struct fuse_buf *buf)
+{
+	const struct fuse_in_header *in = buf->mem;
+
+	if (buf->flags & FUSE_BUF_IS_FD)
+		return 0;	/* the payload is in this thread's pipe */
+	switch (in->opcode) {
+	case FUSE_READ:
+	case FUSE_FSYNC:
+	case FUSE_FSYNCDIR:
+	case FUSE_FALLOCATE:
+	case FUSE_LSEEK:
+	case FUSE_COPY_FILE_RANGE:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct loop *l = w->loop;
+
+	pthread_mutex_lock(&l->lock);
+	for (;;) {
+		while (!w->busy && !l->stop)
+			pthread_cond_wait(&w->wake, &l->lock);
+		if (!w->busy)
+			break;
+		pthread_mutex_unlock(&l->lock);
+		fuse_session_process_buf(l->se, &w->buf);
+		pthread_mutex_lock(&l->lock);
+		w->busy = 0;
+		w->next_idle = l->idle;
+		l->idle = w;
+	}
+	pthread_mutex_unlock(&l->lock);
+	return NULL;
+}
+
+/* A new worker, busy with nothing yet; NULL when none can be started. */
+static struct worker *worker_start(struct loop *l)
+{
+	struct worker *w = calloc(1, sizeof(*w));
+	sigset_t all, old;
+	int err;
+
+	if (!w)
+		return NULL;
+	w->loop = l;
+	pthread_cond_init(&w->wake, NULL);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);	/* inherited: signals go to the listener */
+	err = pthread_create(&w->tid, NULL, worker_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		pthread_cond_destroy(&w->wake);
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+/* Give the request in *buf to a worker; 0 if none is free (serve it here). */
+static int hand_off(struct loop *l, struct fuse_buf *buf)
+{
+	struct fuse_buf spare;
+	struct worker *w;
+
+	pthread_mutex_lock(&l->lock);
+	w = l->idle;
+	if (w)
+		l->idle = w->next_idle;
+	pthread_mutex_unlock(&l->lock);
+	if (!w) {
+		if (l->nworkers == l->max_workers)
+			return 0;
+		w = worker_start(l);
+		if (!w)
+			return 0;
+		l->workers[l->nworkers++] = w;	/* only the listener adds */
+	}
+	/* swap buffers: no allocation per request */
+	spare = w->buf;
+	w->buf = *buf;
+	*buf = spare;
+	buf->flags = 0;
+	pthread_mutex_lock(&l->lock);
+	w->busy = 1;
+	pthread_cond_signal(&w->wake);
+	pthread_mutex_unlock(&l->lock);
+	return 1;
+}
+
+/*
+ * The next request into *buf, as fuse_session_receive_buf() returns it: > 0
+ * its size, 0 when the session ended, -EINTR after a signal, else -errno.
+ */
+static int receive(struct loop *l, struct fuse_buf *buf, uint64_t spin_ns)
+{
+	struct pollfd pfd = { .fd = fuse_session_fd(l->se), .events = POLLIN };
+	uint64_t start = now_ns();
+	int res;
+
+	for (;;) {
+		res = fuse_session_receive_buf(l->se, buf);
+		if (res != -EAGAIN)
+			return res;
+		if (fuse_session_exited(l->se))
+			return 0;
+		if (now_ns() - start < spin_ns) {
+			sched_yield();	/* a caller runnable on this CPU goes first */
+			continue;
+		}
+		if (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+			return -EINTR;
+		start = now_ns();
+	}
+}
+
+int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers)
+{
+	struct loop l = { .se = se, .max_workers = max_workers };
+	struct fuse_buf buf = { .mem = NULL };
+	int fd = fuse_session_fd(se), flags, res = 0;
+	unsigned i;
+
+	if (spin_us > LOOP_SPIN_US_MAX)
+		spin_us = LOOP_SPIN_US_MAX;
+	l.workers = calloc(max_workers ? max_workers : 1, sizeof(*l.workers));
+	if (!l.workers)
+		return -ENOMEM;
+	pthread_mutex_init(&l.lock, NULL);
+	/* non-blocking: receive() polls, then sleeps in poll() */
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+		res = -errno;
+		goto out;
+	}
+	while (!fuse_session_exited(se)) {
+		res = receive(&l, &buf, (uint64_t)spin_us * 1000u);
+		if (res == -EINTR)
+			continue;
+		if (res <= 0)
+			break;
+		if (!is_slow(&buf) || !hand_off(&l, &buf))
+			fuse_session_process_buf(se, &buf);
+	}
+	if (res > 0 || res == -EINTR)	/* unmounted, or stopped by a signal */
+		res = 0;
+out:
+	pthread_mutex_lock(&l.lock);
+	l.stop = 1;
+	for (i = 0; i < l.nworkers; i++)
+		pthread_cond_signal(&l.workers[i]->wake);
+	pthread_mutex_unlock(&l.lock);
+	for (i = 0; i < l.nworkers; i++) {
+		pthread_join(l.workers[i]->tid, NULL);
+		pthread_cond_destroy(&l.workers[i]->wake);
+		free(l.workers[i]->buf.mem);
+		free(l.workers[i]);
+	}
+	free(l.workers);
+	free(buf.mem);
+	pthread_mutex_destroy(&l.lock);
+	fuse_session_reset(se);
+	return res;
+}

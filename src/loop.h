@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef AWFS_LOOP_H
+#define AWFS_LOOP_H
+
+#define FUSE_USE_VERSION 314
+#include <fuse_lowlevel.h>
+
+/* The default of -o spin=USEC: how long an idle listener polls. */
+#define LOOP_SPIN_US_DEFAULT 50
+#define LOOP_SPIN_US_MAX 10000
+
+/*
+ * Serve se until it is unmounted or told to exit (a signal). One listener,
+ * the calling thread, reads /dev/fuse and serves most requests itself; after
+ * each it polls the device for spin_us microseconds before it sleeps, so that
+ * the next request of a busy caller finds it awake. Requests that can wait
+ * on the disk (READ, FSYNC, FSYNCDIR, FALLOCATE, LSEEK, COPY_FILE_RANGE) go
+ * to up to max_workers worker threads, started when first needed.
+ * Returns 0 after a clean stop, else -errno.
+ */
+int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers);
+
+#endif
