@@ -29,6 +29,9 @@
  *                                until the daemon has exited; prints
  *                                "MOUNT_S RSS_KIB HWM_KIB UMOUNT_S"
  *   rss PID                      prints "VmHWM_KIB VmRSS_KIB" of PID
+ *   flood FILE OUT               open(FILE, O_WRONLY|O_CREAT) over and over, each
+ *                                expected to fail with EROFS, until SIGTERM; then
+ *                                write the number of attempts to OUT
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -707,6 +710,39 @@ static int cmd_mountcycle(int argc, char **argv)
 }
 
 /* ---------------------------------------------------------------- main */
+static volatile sig_atomic_t flood_stop;
+static void flood_on_term(int sig)
+{
+	(void)sig;
+	flood_stop = 1;
+}
+
+static int cmd_flood(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = flood_on_term };
+	unsigned long n = 0;
+	FILE *out;
+
+	if (argc != 2)
+		die("flood FILE OUT");
+	sigaction(SIGTERM, &sa, NULL);
+	while (!flood_stop) {
+		int fd = open(argv[0], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+		if (fd >= 0) {
+			errno = 0;
+			die("flood: %s was opened for writing", argv[0]);
+		}
+		if (errno != EROFS && errno != EINTR)
+			die("flood: open %s (expected EROFS)", argv[0]);
+		n++;
+	}
+	out = fopen(argv[1], "w");
+	if (!out || fprintf(out, "%lu\n", n) < 0 || fclose(out))
+		die("flood: write %s", argv[1]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -718,6 +754,7 @@ int main(int argc, char **argv)
 		{ "randread", cmd_randread }, { "gentree", cmd_gentree },
 		{ "genjson", cmd_genjson },   { "waitmount", cmd_waitmount },
 		{ "mountcycle", cmd_mountcycle }, { "rss", cmd_rss },
+		{ "flood", cmd_flood },
 	};
 
 	if (argc < 2) {

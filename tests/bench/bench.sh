@@ -44,7 +44,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 
 # in the order they run within a repetition: what deletes, what only reads, what creates
-ALL_WORKLOADS="unlink rm mount stat json findcat lsR seqread_warm seqread_cold randread1 randread4 git_status append create untar seqwrite git_commit"
+ALL_WORKLOADS="unlink rm mount stat json findcat lsR seqread_warm seqread_cold randread1 randread4 git_status append append_flood create untar seqwrite git_commit"
 ALL_TARGETS="native awfs awfs-ro bindfs fuse-overlayfs passthrough_ll"
 PEERS="bindfs fuse-overlayfs passthrough_ll"
 
@@ -232,6 +232,7 @@ SETUPLOG=$WORKROOT/setup.log	# apt-get and compiler output, kept
 declare -A PID=() SRC=() MNT=() WD=() BASE=() OPTS=() CMDLINE=() DEAD=()
 MOUNTED=()	# mount points in mount order
 CUR=""		# the workload process running now
+FLOOD=""	# the append_flood workload's flooder while it runs
 CYCLE_PIDFILE=$RUN/cycle.pid
 
 is_mounted() { awk -v p="$1" '$5 == p { f = 1 } END { exit !f }' /proc/self/mountinfo; }
@@ -263,6 +264,7 @@ cleanup() {
 	CLEANED=1
 	trap '' INT TERM
 	[ -n "$CUR" ] && stop_pid "$CUR"
+	[ -n "$FLOOD" ] && stop_pid "$FLOOD"
 	if [ -f "$CYCLE_PIDFILE" ]; then	# a mount-latency daemon
 		p=$(cat "$CYCLE_PIDFILE" 2>/dev/null)
 		for t in $TARGETS; do unmount_path "$RUN/$t/lat/mnt"; done
@@ -376,6 +378,7 @@ workload_table() {
 	tree_mb=$(awk -v f="$TREE_FILES" 'BEGIN { printf "%.0f", f * 10.5 / 1000 }')
 	cat <<EOF
 append	$(num "$N_APPEND") × open(O_APPEND)/write 100 B/close	time	≤ 10×
+append_flood	the same appends while another process has its writes refused (EROFS) nonstop	time	
 stat	stat $(num "$N_META") files, warm	time	≤ 1.3×
 create	create $(num "$N_META") empty files	time	≤ 2.5×
 unlink	unlink $(num "$N_META") files	time	≤ 3×
@@ -404,6 +407,8 @@ targets_for() {
 	for t in $TARGETS; do
 		case $w:$t in
 		mount:native|mount:awfs-ro) continue ;;
+		append_flood:native|append_flood:awfs) ;;
+		append_flood:*) continue ;;
 		append:awfs-ro|create:awfs-ro|unlink:awfs-ro|untar:awfs-ro|rm:awfs-ro|seqwrite:awfs-ro|git_*:awfs-ro) continue ;;
 		esac
 		[ -n "${DEAD[$t]:-}" ] && [ "$w" = mount ] && continue
@@ -587,6 +592,33 @@ noop() { :; }
 setup_append() { rm -f "${WD[$1]}/append.$2"; }
 run_append() { tm "$HELPER" append "${WD[$1]}/append.$2" "$N_APPEND" 100; }
 teardown_append() { rm -f "${WD[$1]}/append.$2"; }
+# append_flood: natively the refused writes go to a read-only bind mount, on
+# awfs to its read_only subtree (each refusal a round trip, counted and logged
+# under the rate limit)
+setup_append_flood() {
+	local ro=$RUN/native/rofl
+	rm -f "${WD[$1]}/append.$2"
+	if [ "$1" = native ] && ! is_mounted "$ro"; then
+		mkdir -p "$ro" && mount --bind -o ro "${SRC[native]}/ro" "$ro" || return 1
+		MOUNTED+=("$ro")
+	fi
+}
+run_append_flood() {
+	local f rc
+	if [ "$1" = native ]; then f=$RUN/native/rofl/flood; else f=${MNT[$1]}/ro/flood; fi
+	"$HELPER" flood "$f" "$RUN/flood.out" 2>>"$ERRLOG" &
+	FLOOD=$!
+	sleep 0.2	# flooding before the first append
+	tm "$HELPER" append "${WD[$1]}/append.$2" "$N_APPEND" 100
+	rc=$?
+	kill -TERM "$FLOOD" 2>/dev/null
+	wait "$FLOOD" || rc=1
+	FLOOD=""
+	[ "$rc" = 0 ] && printf 'append_flood\t%s\t%s\trefused writes during the run: %s\n' "$1" "$2" \
+		"$(cat "$RUN/flood.out")" >>"$RUN/flood.log"
+	return $rc
+}
+teardown_append_flood() { rm -f "${WD[$1]}/append.$2"; }
 setup_create() { rm -rf "${WD[$1]}/create.$2" && mkdir "${WD[$1]}/create.$2"; }
 run_create() { tm "$HELPER" create "${WD[$1]}/create.$2" "$N_META"; }
 teardown_create() { :; }	# unlink of the next repetition removes them
@@ -770,7 +802,7 @@ say "bench: mounted; $REPS repetitions"
 # $SETTLE s after the last deletion (the read phase takes longer than that
 # at the default sizes; with BENCH_WORKLOADS it may have to wait).
 DELETING=" unlink rm "
-CREATING=" append create untar seqwrite git_commit "
+CREATING=" append append_flood create untar seqwrite git_commit "
 case ${BENCH_SETTLE:-auto} in
 auto) if [ "$(fs_journal)" = "no journal" ]; then SETTLE=61; else SETTLE=0; fi ;;
 *) SETTLE=$BENCH_SETTLE ;;
@@ -852,6 +884,14 @@ for t in awfs awfs-ro; do
 	[ -n "$d" ] || note "$t logged no unmount summary (see $t.log)"
 	[ "${d:-0}" -gt 0 ] && note "$t denied $d writes during the run (see $t.log)"
 done
+if [ -f "$RUN/flood.log" ]; then
+	cp "$RUN/flood.log" "$OUT/flood.log"
+	for t in native awfs; do
+		r=$(awk -F '\t' -v t="$t" '$2 == t { sub(/.*: /, "", $4); printf "%s%s", s, $4; s = ", " }' "$RUN/flood.log")
+		[ -n "$r" ] && note "append_flood: refused writes made by the flooder during each run on $t: $r"
+	done
+	[ -f "$RUN/awfs.log" ] && note "append_flood: awfs's log after the whole run: $(wc -c <"$RUN/awfs.log") bytes, $(grep -c 'denial messages suppressed' "$RUN/awfs.log") rate-limit summaries"
+fi
 grep -q '^FAILED' "$ERRLOG" && note "some runs failed: see errors.log in the results"
 
 dur=$((END - START))
