@@ -543,6 +543,20 @@ static void add_mount_options(struct fuse_args *args, const char *src)
 #define AWFS_MIN_NOFILE 65536
 
 /*
+ * How many host files may hold an fd before the kernel is asked to drop
+ * some (see loop.c): half the open file limit, the rest for directories,
+ * open files and slack.
+ */
+static uint64_t files_high(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return AWFS_WANT_NOFILE / 2;
+	return rl.rlim_cur / 2 > 64 ? rl.rlim_cur / 2 : 64;
+}
+
+/*
  * Raise the fd limit as far as the system allows (root may go past the hard
  * limit, up to fs.nr_open). Fails only when even soft-to-hard is refused;
  * a limit that stays low is a warning with what to do about it.
@@ -572,8 +586,8 @@ static int raise_nofile(void)
 		}
 	}
 	if (rl.rlim_cur < AWFS_MIN_NOFILE)
-		fprintf(stderr, "awfs: warning: the open file limit is %llu; awfs holds an fd for each inode the kernel caches, so a walk over more files fails with EMFILE (raise the hard limit: ulimit -Hn %d, or LimitNOFILE= in a unit)\n",
-			(unsigned long long)rl.rlim_cur, AWFS_WANT_NOFILE);
+		fprintf(stderr, "awfs: note: the open file limit is %llu; awfs keeps the fds of at most %llu files and asks the kernel to drop the least recently used beyond that, which costs lookups again (raise the hard limit: ulimit -Hn %d, or LimitNOFILE= in a unit)\n",
+			(unsigned long long)rl.rlim_cur, (unsigned long long)files_high(), AWFS_WANT_NOFILE);
 	return 0;
 }
 
@@ -819,7 +833,7 @@ int main(int argc, char *argv[])
 		goto out_aliases;
 	}
 
-	ret = loop_run(se, (unsigned)spin_us, 8) < 0;
+	ret = loop_run(se, (unsigned)spin_us, 8, files_high()) < 0;
 	summary = verdict_summary();
 	if (o.fail_on_denial && verdict_denials() > 0) {
 		/* loud on purpose: the step must not exit 0 over lost writes */

@@ -20,6 +20,39 @@ static struct awfs_inode **buckets;
 static size_t nbuckets;
 static uint64_t count;
 static uint64_t id_key;		/* see inode_get() */
+static struct awfs_inode *lru_head, *lru_tail;	/* host non-directories, newest first */
+static uint64_t nfiles;		/* on that list */
+static uint64_t pressure_high = UINT64_MAX;
+static void (*pressure_hook)(void);
+
+static void lru_unlink(struct awfs_inode *in)
+{
+	if (in->lru_prev)
+		in->lru_prev->lru_next = in->lru_next;
+	else
+		lru_head = in->lru_next;
+	if (in->lru_next)
+		in->lru_next->lru_prev = in->lru_prev;
+	else
+		lru_tail = in->lru_prev;
+	in->lru_prev = in->lru_next = NULL;
+}
+
+static void lru_push(struct awfs_inode *in)
+{
+	in->lru_prev = NULL;
+	in->lru_next = lru_head;
+	if (lru_head)
+		lru_head->lru_prev = in;
+	else
+		lru_tail = in;
+	lru_head = in;
+}
+
+static bool on_lru(const struct awfs_inode *in)
+{
+	return in->fd >= 0 && in->name != NULL;
+}
 
 static size_t hash_key(dev_t dev, uint64_t ino, const void *state)
 {
@@ -107,9 +140,11 @@ static void insert(struct awfs_inode *in)
 	count++;
 }
 
-struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct awfs_state *state)
+struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct awfs_state *state,
+				   const struct awfs_inode *dir, const char *name)
 {
 	struct awfs_inode *in;
+	bool pressed = false;
 	size_t b;
 
 	pthread_mutex_lock(&table_lock);
@@ -123,6 +158,10 @@ struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct a
 	for (in = buckets[b]; in; in = in->next) {
 		if (in->fd >= 0 && in->dev == st->st_dev && in->ino == st->st_ino && in->state == state) {
 			in->refs++;
+			if (on_lru(in)) {	/* looked up again: the newest */
+				lru_unlink(in);
+				lru_push(in);
+			}
 			pthread_mutex_unlock(&table_lock);
 			close(fd);
 			return in;
@@ -135,8 +174,17 @@ struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct a
 	in->type = st->st_mode & S_IFMT;
 	in->state = state;
 	in->refs = 1;
+	if (in->type != S_IFDIR) {
+		in->name = util_xstrdup(name);
+		in->parent_id = inode_nodeid(dir);
+		lru_push(in);
+		nfiles++;
+		pressed = nfiles > pressure_high && pressure_hook;
+	}
 	insert(in);
 	pthread_mutex_unlock(&table_lock);
+	if (pressed)
+		pressure_hook();
 	return in;
 }
 
@@ -205,6 +253,10 @@ void inode_put(struct awfs_inode *in, uint64_t n)
 			;
 		*pp = in->next;
 		count--;
+		if (on_lru(in)) {
+			lru_unlink(in);
+			nfiles--;
+		}
 		pthread_mutex_unlock(&table_lock);
 
 		if (in->fd >= 0)
@@ -223,6 +275,42 @@ uint64_t inode_count(void)
 
 	pthread_mutex_lock(&table_lock);
 	n = count;
+	pthread_mutex_unlock(&table_lock);
+	return n;
+}
+
+void inode_set_pressure(uint64_t high, void (*hook)(void))
+{
+	pthread_mutex_lock(&table_lock);
+	pressure_high = high;
+	pressure_hook = hook;
+	pthread_mutex_unlock(&table_lock);
+}
+
+uint64_t inode_host_files(void)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&table_lock);
+	n = nfiles;
+	pthread_mutex_unlock(&table_lock);
+	return n;
+}
+
+size_t inode_oldest(struct inode_victim *out, size_t max)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&table_lock);
+	while (n < max && n < nfiles && lru_tail) {
+		struct awfs_inode *in = lru_tail;
+
+		out[n].parent_id = in->parent_id;
+		out[n].name = util_xstrdup(in->name);
+		n++;
+		lru_unlink(in);	/* to the newest end: the next call names others */
+		lru_push(in);
+	}
 	pthread_mutex_unlock(&table_lock);
 	return n;
 }

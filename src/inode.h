@@ -43,7 +43,10 @@ struct awfs_inode {
 	const struct awfs_state *state;
 	uint64_t refs;			/* kernel lookups + synthetic children */
 	struct awfs_inode *parent;	/* synthetic only */
-	char *name;			/* synthetic only */
+	char *name;			/* synthetic; and host non-directories: the name it
+					   was first found by, under parent_id */
+	uint64_t parent_id;		/* host non-directories: the directory's nodeid */
+	struct awfs_inode *lru_prev, *lru_next;	/* host non-directories, newest first */
 	uint64_t synth_ino;		/* synthetic only: st_ino served */
 	unsigned char virt;		/* AWFS_VIRT_*: a node of the information directory */
 	unsigned char folds;		/* directories: 0 not checked, 1 case-sensitive, 2 folds case */
@@ -60,10 +63,12 @@ uint64_t inode_nodeid(const struct awfs_inode *in);
 struct awfs_inode *inode_root(void);
 
 /*
- * Find or add the host inode (dev, ino, state) and take one reference.
- * Takes ownership of @fd (closed when an inode already existed).
+ * Find or add the host inode (dev, ino, state), found as @name in the
+ * directory @dir, and take one reference. Takes ownership of @fd (closed
+ * when an inode already existed).
  */
-struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct awfs_state *state);
+struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct awfs_state *state,
+				   const struct awfs_inode *dir, const char *name);
 /* Find or add the synthetic inode @name under @parent and take one reference. */
 struct awfs_inode *inode_take_synth(struct awfs_inode *parent, const char *name, mode_t type,
 				    const struct awfs_state *state);
@@ -73,5 +78,23 @@ uint64_t inode_synth_ino(const struct awfs_inode *parent, const char *name);
 void inode_put(struct awfs_inode *in, uint64_t n);
 /* Number of live inodes (for tests and the unmount summary). */
 uint64_t inode_count(void);
+
+/*
+ * Open file limit relief. Every host inode holds an fd, and the kernel
+ * decides how many it keeps; past @high host non-directories, @hook (set
+ * once, before serving) is called, outside the table lock, each time one is
+ * added. inode_oldest() then names the least recently looked-up ones so
+ * that the kernel can be asked to drop them (it forgets them, and their fds
+ * are closed): up to @max, each its directory's nodeid and a copy of its
+ * name (the caller frees them), moved to the newest end so that the next
+ * call names others. Returns how many.
+ */
+struct inode_victim {
+	uint64_t parent_id;
+	char *name;
+};
+void inode_set_pressure(uint64_t high, void (*hook)(void));
+uint64_t inode_host_files(void);
+size_t inode_oldest(struct inode_victim *out, size_t max);
 
 #endif

@@ -18,6 +18,14 @@
  * payload libfuse left in the listener's splice pipe is served where it was
  * read. Signals reach the listener only (the workers block them), which
  * ends its poll() with EINTR.
+ *
+ * A third kind of thread, the trimmer, keeps the open file limit out of
+ * reach: every host inode holds an fd, and the kernel decides how many
+ * inodes it keeps. Past files_high host non-directories, the trimmer asks
+ * the kernel to drop the entries looked up least recently (a notification,
+ * never from a request's own thread, as libfuse requires); the kernel then
+ * forgets those it does not use, and their fds are closed. A walk over more
+ * files than the limit costs lookups again, never EMFILE.
  */
 #include "config.h"
 
@@ -30,8 +38,10 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
+#include "inode.h"
 #include "loop.h"
 
 struct loop;
@@ -184,8 +194,139 @@ static int receive(struct loop *l, struct fuse_buf *buf, uint64_t spin_ns)
 	}
 }
 
-int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers)
+#define TRIM_BATCH 256
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	int poked, stop, done;
+	struct fuse_session *se;
+	uint64_t high;
+} trim = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
+
+/* The inode table's pressure hook: called on each host file added past high. */
+static void trim_poke(void)
 {
+	pthread_mutex_lock(&trim.lock);
+	if (!trim.poked) {
+		trim.poked = 1;
+		pthread_cond_signal(&trim.wake);
+	}
+	pthread_mutex_unlock(&trim.lock);
+}
+
+static void trim_round(void)
+{
+	static struct inode_victim v[TRIM_BATCH];
+	uint64_t files = inode_host_files(), low = trim.high - trim.high / 4, want;
+	const struct timespec settle = { 0, 10 * 1000 * 1000 };
+	size_t n;
+
+	if (files <= low)
+		return;
+	/* down to 3/4 of high, oldest first */
+	for (want = files - low; want > 0; want -= n) {
+		n = inode_oldest(v, want < TRIM_BATCH ? (size_t)want : TRIM_BATCH);
+		if (n == 0)
+			break;
+		for (size_t i = 0; i < n; i++) {
+			/* -ENOENT: the kernel dropped it already; nothing else to do */
+			if (!__atomic_load_n(&trim.stop, __ATOMIC_RELAXED))
+				(void)fuse_lowlevel_notify_inval_entry(trim.se, v[i].parent_id,
+								       v[i].name, strlen(v[i].name));
+			free(v[i].name);
+		}
+		if (__atomic_load_n(&trim.stop, __ATOMIC_RELAXED))
+			return;
+	}
+	nanosleep(&settle, NULL);	/* let the FORGETs in before counting again */
+}
+
+static void *trim_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&trim.lock);
+	while (!trim.stop) {
+		if (!trim.poked) {
+			pthread_cond_wait(&trim.wake, &trim.lock);
+			continue;
+		}
+		trim.poked = 0;
+		pthread_mutex_unlock(&trim.lock);
+		trim_round();
+		pthread_mutex_lock(&trim.lock);
+	}
+	trim.done = 1;
+	pthread_mutex_unlock(&trim.lock);
+	return NULL;
+}
+
+/* Start the trimmer; 0 when it runs. */
+static int trim_start(struct fuse_session *se, uint64_t high, pthread_t *tid)
+{
+	sigset_t all, old;
+	int err;
+
+	trim.se = se;
+	trim.high = high;
+	trim.stop = trim.poked = trim.done = 0;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = pthread_create(tid, NULL, trim_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		return err;
+	inode_set_pressure(high, trim_poke);
+	return 0;
+}
+
+static int trim_done(void)
+{
+	int done;
+
+	pthread_mutex_lock(&trim.lock);
+	done = trim.done;
+	pthread_mutex_unlock(&trim.lock);
+	return done;
+}
+
+/*
+ * Stop the trimmer. A notification waits for the directory's lock, which a
+ * request in that directory may hold until it is answered: so while the
+ * trimmer finishes, the listener goes on serving (after a signal libfuse
+ * has marked the session exited; it is marked again after), until the
+ * device is gone.
+ */
+static void trim_stop(struct loop *l, struct fuse_buf *buf, pthread_t tid)
+{
+	const struct timespec pause = { 0, 1000 * 1000 };
+	int exited = fuse_session_exited(l->se), res;
+
+	inode_set_pressure(UINT64_MAX, NULL);
+	pthread_mutex_lock(&trim.lock);
+	__atomic_store_n(&trim.stop, 1, __ATOMIC_RELAXED);
+	pthread_cond_signal(&trim.wake);
+	pthread_mutex_unlock(&trim.lock);
+	if (exited)
+		fuse_session_reset(l->se);
+	while (!trim_done()) {
+		res = fuse_session_receive_buf(l->se, buf);
+		if (res > 0)
+			fuse_session_process_buf(l->se, buf);
+		else if (res == -EAGAIN || res == -EINTR)
+			nanosleep(&pause, NULL);
+		else
+			break;	/* unmounted: the notification fails at once */
+	}
+	pthread_join(tid, NULL);
+	if (exited)
+		fuse_session_exit(l->se);
+}
+
+int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, uint64_t files_high)
+{
+	pthread_t trim_tid;
+	int trimming = 0;
 	struct loop l = { .se = se, .max_workers = max_workers };
 	struct fuse_buf buf = { .mem = NULL };
 	int fd = fuse_session_fd(se), flags, res = 0;
@@ -197,6 +338,12 @@ int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers)
 	if (!l.workers)
 		return -ENOMEM;
 	pthread_mutex_init(&l.lock, NULL);
+	if (files_high) {
+		res = -trim_start(se, files_high, &trim_tid);
+		if (res)
+			goto out;
+		trimming = 1;
+	}
 	/* non-blocking: receive() polls, then sleeps in poll() */
 	flags = fcntl(fd, F_GETFL);
 	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
@@ -215,6 +362,8 @@ int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers)
 	if (res > 0 || res == -EINTR)	/* unmounted, or stopped by a signal */
 		res = 0;
 out:
+	if (trimming)
+		trim_stop(&l, &buf, trim_tid);
 	pthread_mutex_lock(&l.lock);
 	l.stop = 1;
 	for (i = 0; i < l.nworkers; i++)

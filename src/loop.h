@@ -4,6 +4,7 @@
 
 #define FUSE_USE_VERSION 314
 #include <fuse_lowlevel.h>
+#include <stdint.h>
 
 /* The default of -o spin=USEC: how long an idle listener polls. */
 #define LOOP_SPIN_US_DEFAULT 50
@@ -15,9 +16,12 @@
  * each it polls the device for spin_us microseconds before it sleeps, so that
  * the next request of a busy caller finds it awake. Requests that can wait
  * on the disk (READ, FSYNC, FSYNCDIR, FALLOCATE, LSEEK, COPY_FILE_RANGE) go
- * to up to max_workers worker threads, started when first needed.
+ * to up to max_workers worker threads, started when first needed. Past
+ * files_high host files in the inode table (each an fd), a trimmer thread
+ * asks the kernel to drop the least recently looked-up ones; 0: never.
  * Returns 0 after a clean stop, else -errno.
  */
-int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers);
+int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers,
+	     uint64_t files_high);
 
 #endif

@@ -366,7 +366,7 @@ static int do_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry
 	if (err)
 		return err;
 	note_if_unclassified(dir, name, st);
-	in = inode_take_host(fd, &sb, st);
+	in = inode_take_host(fd, &sb, st, dir, name);
 	if (S_ISDIR(sb.st_mode) && refuse_folding(in, name))
 		return EACCES;
 	fill_entry(e, in, &sb);
@@ -705,7 +705,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		fuse_reply_err(req, err);
 		return;
 	}
-	in = inode_take_host(pfd, &sb, st);
+	in = inode_take_host(pfd, &sb, st, dir, name);
 	fill_entry(&e, in, &sb);
 	fi->fh = (uint64_t)fh;
 	fi->keep_cache = cfg->keep_cache;
@@ -955,7 +955,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct awfs_inode *dir = inode_get(ino);
 	char *buf = util_xmalloc(size);
 	size_t used = 0;
-	int err = 0;
+	int err = 0, lerr;
 
 	if (!d->loaded || (off == 0 && d->served))
 		err = dir_load(dir, d);
@@ -972,8 +972,14 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 				memset(&e, 0, sizeof(e));
 				e.attr.st_ino = de->ino;
 				e.attr.st_mode = (mode_t)DTTOIF(de->type);
-			} else if (do_lookup(dir, de->name, &e, NULL) != 0) {
-				continue;	/* gone since the snapshot */
+			} else if ((lerr = do_lookup(dir, de->name, &e, NULL)) != 0) {
+				if (lerr == ENOENT)
+					continue;	/* gone since the snapshot */
+				/* EMFILE and the like: listed, without attributes; the
+				 * kernel looks it up when it is used, and gets the error */
+				memset(&e, 0, sizeof(e));
+				e.attr.st_ino = de->ino;
+				e.attr.st_mode = (mode_t)DTTOIF(de->type);
 			}
 			need = fuse_add_direntry_plus(req, buf + used, size - used, de->name, &e,
 						      (off_t)(i + 1));

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_inode.c - the inode table's list of host files, newest first: what
+ * inode_oldest() names and in which order, that a second lookup makes a file
+ * the newest, that directories are not on it, the pressure hook past the
+ * high mark, and that freeing takes a file off the list.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "inode.h"
+
+#define NFILES 5
+
+static char dir[64];
+static struct awfs_inode *root;
+static int pokes;
+
+static void poke(void)
+{
+	pokes++;
+}
+
+/* Look up DIR/NAME as the daemon does: an O_PATH fd and its stat. */
+static struct awfs_inode *take(const char *name)
+{
+	char path[128];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	return inode_take_host(fd, &st, NULL, root, name);
+}
+
+/* The next n oldest names, space-separated. */
+static const char *oldest(size_t n)
+{
+	static char out[256];
+	struct inode_victim v[NFILES + 1];
+	size_t got = inode_oldest(v, n);
+
+	out[0] = '\0';
+	for (size_t i = 0; i < got; i++) {
+		assert_int_equal(v[i].parent_id, 1);	/* the root's nodeid */
+		strcat(out, i ? " " : "");
+		strcat(out, v[i].name);
+		free(v[i].name);
+	}
+	return out;
+}
+
+static int setup(void **state)
+{
+	char path[128];
+	struct stat st;
+	int fd;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/awfs-test-inode.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	for (int i = 0; i < NFILES; i++) {
+		snprintf(path, sizeof(path), "%s/f%d", dir, i);
+		fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+		assert_true(fd >= 0);
+		close(fd);
+	}
+	snprintf(path, sizeof(path), "%s/sub", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	inode_init(fd, &st, NULL);
+	root = inode_root();
+	return 0;
+}
+
+static void test_lru(void **state)
+{
+	struct awfs_inode *in[NFILES], *sub;
+	char name[8];
+
+	(void)state;
+	inode_set_pressure(3, poke);
+	for (int i = 0; i < NFILES; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		in[i] = take(name);
+	}
+	assert_int_equal(inode_host_files(), NFILES);
+	assert_int_equal(pokes, 2);	/* the 4th and the 5th file */
+	sub = take("sub");
+	assert_int_equal(inode_host_files(), NFILES);	/* directories are not counted */
+	assert_int_equal(pokes, 2);
+
+	assert_string_equal(oldest(2), "f0 f1");
+	/* named ones go to the newest end: the next call names others */
+	assert_string_equal(oldest(2), "f2 f3");
+	/* a second lookup makes a file the newest */
+	assert_ptr_equal(take("f4"), in[4]);
+	assert_string_equal(oldest(NFILES), "f0 f1 f2 f3 f4");
+	/* never more than there are */
+	assert_string_equal(oldest(NFILES + 1), "f0 f1 f2 f3 f4");
+
+	/* freed: off the list */
+	inode_put(in[4], 2);
+	inode_put(in[0], 1);
+	assert_int_equal(inode_host_files(), NFILES - 2);
+	assert_string_equal(oldest(NFILES), "f1 f2 f3");
+	inode_put(sub, 1);
+	for (int i = 1; i < 4; i++)
+		inode_put(in[i], 1);
+	assert_int_equal(inode_host_files(), 0);
+	assert_string_equal(oldest(NFILES), "");
+	inode_set_pressure(UINT64_MAX, NULL);
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lru),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
