@@ -544,16 +544,18 @@ static void add_mount_options(struct fuse_args *args, const char *src)
 
 /*
  * How many host files may hold an fd before the kernel is asked to drop
- * some (see loop.c): half the open file limit, the rest for directories,
- * open files and slack.
+ * some (see loop.c): 5/8 of the open file limit, the rest for directories,
+ * open files, and the files looked up while the kernel forgets.
  */
 static uint64_t files_high(void)
 {
 	struct rlimit rl;
+	uint64_t high;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
-		return AWFS_WANT_NOFILE / 2;
-	return rl.rlim_cur / 2 > 64 ? rl.rlim_cur / 2 : 64;
+		return AWFS_WANT_NOFILE / 8 * 5;
+	high = (uint64_t)rl.rlim_cur / 8 * 5;
+	return high > 64 ? high : 64;
 }
 
 /*

@@ -219,7 +219,7 @@ static void trim_round(void)
 {
 	static struct inode_victim v[TRIM_BATCH];
 	uint64_t files = inode_host_files(), low = trim.high - trim.high / 4, want;
-	const struct timespec settle = { 0, 10 * 1000 * 1000 };
+	const struct timespec settle = { 0, 5 * 1000 * 1000 };
 	size_t n;
 
 	if (files <= low)

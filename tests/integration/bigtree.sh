@@ -3,7 +3,7 @@
 # whose open file limit is 4,096: every entry is seen (and stat'ed) each
 # time, no lookup fails, the daemon's fds stay below the limit and its RSS
 # does not grow from walk to walk. awfs holds an fd for each host inode the
-# kernel keeps; past half its limit it asks the kernel to drop the least
+# kernel keeps; past 5/8 of its limit it asks the kernel to drop the least
 # recently looked-up files (loop.c), and frees what the kernel forgets.
 . "$(dirname "$0")/lib.sh"
 require_mount_env
@@ -33,7 +33,7 @@ mount_awfs
 AWFS=$REAL_AWFS
 check "the daemon's open file limit is $LIMIT" "$LIMIT" \
 	"$(awk '/^Max open files/ { print $4 }' "/proc/$AWFS_PID/limits")"
-check_match "awfs says what the limit means" "open file limit is $LIMIT; awfs keeps the fds of at most $((LIMIT / 2)) files" \
+check_match "awfs says what the limit means" "open file limit is $LIMIT; awfs keeps the fds of at most $((LIMIT / 8 * 5)) files" \
 	"$(cat "$T/awfs.stderr")"
 nfds() { ls "/proc/$AWFS_PID/fd" | wc -l; }
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$AWFS_PID/status"; }
