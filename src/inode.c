@@ -269,14 +269,19 @@ void inode_put(struct awfs_inode *in, uint64_t n)
 	}
 }
 
-uint64_t inode_count(void)
+static uint64_t read_locked(const uint64_t *v)
 {
 	uint64_t n;
 
 	pthread_mutex_lock(&table_lock);
-	n = count;
+	n = *v;
 	pthread_mutex_unlock(&table_lock);
 	return n;
+}
+
+uint64_t inode_count(void)
+{
+	return read_locked(&count);
 }
 
 void inode_set_pressure(uint64_t high, void (*hook)(void))
@@ -289,12 +294,7 @@ void inode_set_pressure(uint64_t high, void (*hook)(void))
 
 uint64_t inode_host_files(void)
 {
-	uint64_t n;
-
-	pthread_mutex_lock(&table_lock);
-	n = nfiles;
-	pthread_mutex_unlock(&table_lock);
-	return n;
+	return read_locked(&nfiles);
 }
 
 size_t inode_oldest(struct inode_victim *out, size_t max)
