@@ -25,7 +25,8 @@
  * the kernel to drop the entries looked up least recently (a notification,
  * never from a request's own thread, as libfuse requires); the kernel then
  * forgets those it does not use, and their fds are closed. A walk over more
- * files than the limit costs lookups again, never EMFILE.
+ * files than the limit costs lookups again instead of EMFILE; what the kernel
+ * cannot drop (files held open) keeps its fd.
  */
 #include "config.h"
 

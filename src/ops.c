@@ -955,7 +955,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct awfs_inode *dir = inode_get(ino);
 	char *buf = util_xmalloc(size);
 	size_t used = 0;
-	int err = 0, lerr;
+	int err = 0;
 
 	if (!d->loaded || (off == 0 && d->served))
 		err = dir_load(dir, d);
@@ -967,16 +967,19 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 		if (plus) {
 			struct fuse_entry_param e;
+			/* "." and "..", and (EMFILE and the like) an entry whose lookup
+			 * failed, are listed without attributes: the kernel looks the
+			 * latter up when it is used, and gets the error then */
+			bool bare = strcmp(de->name, ".") == 0 || strcmp(de->name, "..") == 0;
 
-			if (strcmp(de->name, ".") == 0 || strcmp(de->name, "..") == 0) {
-				memset(&e, 0, sizeof(e));
-				e.attr.st_ino = de->ino;
-				e.attr.st_mode = (mode_t)DTTOIF(de->type);
-			} else if ((lerr = do_lookup(dir, de->name, &e, NULL)) != 0) {
+			if (!bare) {
+				int lerr = do_lookup(dir, de->name, &e, NULL);
+
 				if (lerr == ENOENT)
 					continue;	/* gone since the snapshot */
-				/* EMFILE and the like: listed, without attributes; the
-				 * kernel looks it up when it is used, and gets the error */
+				bare = lerr != 0;
+			}
+			if (bare) {
 				memset(&e, 0, sizeof(e));
 				e.attr.st_ino = de->ino;
 				e.attr.st_mode = (mode_t)DTTOIF(de->type);

@@ -597,7 +597,7 @@ teardown_append() { rm -f "${WD[$1]}/append.$2"; }
 # under the rate limit)
 setup_append_flood() {
 	local ro=$RUN/native/rofl
-	rm -f "${WD[$1]}/append.$2"
+	setup_append "$@"
 	if [ "$1" = native ] && ! is_mounted "$ro"; then
 		mkdir -p "$ro" && mount --bind -o ro "${SRC[native]}/ro" "$ro" || return 1
 		MOUNTED+=("$ro")
@@ -609,7 +609,7 @@ run_append_flood() {
 	"$HELPER" flood "$f" "$RUN/flood.out" 2>>"$ERRLOG" &
 	FLOOD=$!
 	sleep 0.2	# flooding before the first append
-	tm "$HELPER" append "${WD[$1]}/append.$2" "$N_APPEND" 100
+	run_append "$@"
 	rc=$?
 	kill -TERM "$FLOOD" 2>/dev/null
 	wait "$FLOOD" || rc=1
@@ -618,7 +618,7 @@ run_append_flood() {
 		"$(cat "$RUN/flood.out")" >>"$RUN/flood.log"
 	return $rc
 }
-teardown_append_flood() { rm -f "${WD[$1]}/append.$2"; }
+teardown_append_flood() { teardown_append "$@"; }
 setup_create() { rm -rf "${WD[$1]}/create.$2" && mkdir "${WD[$1]}/create.$2"; }
 run_create() { tm "$HELPER" create "${WD[$1]}/create.$2" "$N_META"; }
 teardown_create() { :; }	# unlink of the next repetition removes them
