@@ -34,6 +34,18 @@ int host_stat_at(int dirfd, const char *name, struct stat *st);
 int host_stat(int fd, struct stat *st);
 /* Open the object behind an O_PATH fd with @flags (never O_CREAT). */
 int host_reopen(int fd, int flags, int *out);
+/*
+ * Open @name in @dirfd with @flags (never O_CREAT or O_TRUNC) if it is still
+ * the object (@dev, @ino): the quicker way to host_reopen() a file whose
+ * name is known. ESTALE when the name holds something else now.
+ */
+int host_open_named(int dirfd, const char *name, dev_t dev, ino_t ino, int flags, int *out);
+/*
+ * Make the O_PATH fd @fd of the regular file (@dev, @ino) an O_RDONLY fd of
+ * the same file, under the same number; @dirfd and @name (or -1) as for
+ * host_open_named().
+ */
+int host_make_readable(int fd, int dirfd, const char *name, dev_t dev, ino_t ino);
 /* Open a directory stream on the directory behind an O_PATH fd. */
 int host_opendir(int fd, DIR **dir);
 

@@ -141,7 +141,7 @@ static void insert(struct awfs_inode *in)
 }
 
 struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct awfs_state *state,
-				   const struct awfs_inode *dir, const char *name)
+				   struct awfs_inode *dir, const char *name)
 {
 	struct awfs_inode *in;
 	bool pressed = false;
@@ -176,7 +176,8 @@ struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct a
 	in->refs = 1;
 	if (in->type != S_IFDIR) {
 		in->name = util_xstrdup(name);
-		in->parent_id = inode_nodeid(dir);
+		in->parent = dir;
+		dir->refs++;
 		lru_push(in);
 		nfiles++;
 		pressed = nfiles > pressure_high && pressure_hook;
@@ -264,7 +265,7 @@ void inode_put(struct awfs_inode *in, uint64_t n)
 		parent = in->parent;
 		free(in->name);
 		free(in);
-		in = parent;	/* a synthetic child held one reference on it */
+		in = parent;	/* the child held one reference on it */
 		n = 1;
 	}
 }
@@ -305,7 +306,7 @@ size_t inode_oldest(struct inode_victim *out, size_t max)
 	while (n < max && n < nfiles && lru_tail) {
 		struct awfs_inode *in = lru_tail;
 
-		out[n].parent_id = in->parent_id;
+		out[n].parent_id = inode_nodeid(in->parent);
 		out[n].name = util_xstrdup(in->name);
 		n++;
 		lru_unlink(in);	/* to the newest end: the next call names others */

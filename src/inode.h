@@ -11,9 +11,16 @@
  * A synthetic inode (a mask) is keyed by (parent, name) and holds nothing of
  * the host: no fd, no host inode number.
  *
+ * A regular file's O_PATH fd is turned, at its first plain read-only open,
+ * into an O_RDONLY fd of the same file under the same number (readable):
+ * every plain read-only open then shares it, so OPEN and RELEASE make no
+ * system call.
+ *
  * Invariants:
  *  - an inode lives while its reference count is above zero: one per kernel
- *    lookup (dropped by forget) plus one per synthetic child;
+ *    lookup (dropped by forget) plus one per child that names it as parent
+ *    (every synthetic child; a host non-directory, for the directory it was
+ *    first found in), so a child's parent pointer is always live;
  *  - the nodeid given to the kernel is the inode's address; the root is 1;
  *  - the root and the nodes of the information directory (virt) are static
  *    and never freed; their reference counts are not kept.
@@ -36,20 +43,23 @@ enum {
 };
 
 struct awfs_inode {
-	int fd;				/* host O_PATH fd; -1 when synthetic */
+	int fd;				/* host O_PATH fd (see readable); -1 when synthetic */
 	dev_t dev;
 	ino_t ino;
 	mode_t type;			/* S_IFMT bits as served */
 	const struct awfs_state *state;
-	uint64_t refs;			/* kernel lookups + synthetic children */
-	struct awfs_inode *parent;	/* synthetic only */
-	char *name;			/* synthetic; and host non-directories: the name it
-					   was first found by, under parent_id */
-	uint64_t parent_id;		/* host non-directories: the directory's nodeid */
+	uint64_t refs;			/* kernel lookups + children naming it parent */
+	struct awfs_inode *parent;	/* synthetic and host non-directories: the
+					   directory it was first found in (referenced) */
+	char *name;			/* synthetic and host non-directories: the name it
+					   was first found by, in parent */
 	struct awfs_inode *lru_prev, *lru_next;	/* host non-directories, newest first */
 	uint64_t synth_ino;		/* synthetic only: st_ino served */
 	unsigned char virt;		/* AWFS_VIRT_*: a node of the information directory */
 	unsigned char folds;		/* directories: 0 not checked, 1 case-sensitive, 2 folds case */
+	unsigned char readable;		/* regular files: fd has been made an O_RDONLY fd
+					   (same number), the handle of every plain
+					   read-only open; listener thread only */
 	struct awfs_inode *next;	/* hash chain */
 };
 
@@ -68,7 +78,7 @@ struct awfs_inode *inode_root(void);
  * when an inode already existed).
  */
 struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct awfs_state *state,
-				   const struct awfs_inode *dir, const char *name);
+				   struct awfs_inode *dir, const char *name);
 /* Find or add the synthetic inode @name under @parent and take one reference. */
 struct awfs_inode *inode_take_synth(struct awfs_inode *parent, const char *name, mode_t type,
 				    const struct awfs_state *state);

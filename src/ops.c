@@ -628,6 +628,17 @@ static bool opens_for_write(int flags)
 	return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
 }
 
+/*
+ * An open for reading only, with no flag that changes how the fd behaves
+ * (a deny list: the kernel's O_LARGEFILE is not the C library's on 64-bit).
+ */
+static bool plain_read(int flags)
+{
+	return (flags & O_ACCMODE) == O_RDONLY &&
+	       !(flags & (O_TRUNC | O_APPEND | O_DIRECT | O_NOATIME | O_NONBLOCK | O_SYNC | O_DSYNC |
+			  O_ASYNC));
+}
+
 static const char *open_op(int flags)
 {
 	if ((flags & O_TRUNC) && (flags & O_ACCMODE) == O_RDONLY)
@@ -644,8 +655,19 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	if (opens_for_write(fi->flags))
 		err = check_node(req, open_op(fi->flags), in);
-	if (!err && in->fd >= 0)
+	if (!err && in->fd >= 0 && in->type == S_IFREG && plain_read(fi->flags)) {
+		/* the inode's own fd, made readable once, serves every such open */
+		if (!in->readable)
+			err = host_make_readable(in->fd, in->parent ? in->parent->fd : -1, in->name,
+						 in->dev, in->ino);
+		in->readable = !err;
+		fh = in->fd;
+	} else if (!err && in->fd >= 0 &&
+		   /* by name when it still names this file (quicker), else through the pin */
+		   (!in->parent || (fi->flags & O_TRUNC) ||
+		    host_open_named(in->parent->fd, in->name, in->dev, in->ino, fi->flags & ~O_NOFOLLOW, &fh))) {
 		err = host_reopen(in->fd, fi->flags & ~O_NOFOLLOW, &fh);
+	}
 	if (err) {
 		fuse_reply_err(req, err);
 		return;
@@ -667,7 +689,7 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	fi->fh = (uint64_t)(int64_t)fh;
 	fi->keep_cache = cfg->keep_cache;
-	if (fuse_reply_open(req, fi) == -ENOENT && fh >= 0)
+	if (fuse_reply_open(req, fi) == -ENOENT && fh >= 0 && fh != in->fd)
 		close(fh);	/* the caller was interrupted */
 }
 
@@ -773,8 +795,8 @@ static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 		free(h->text);
 		free(h);
-	} else if (in->fd >= 0) {
-		close((int)fi->fh);
+	} else if (in->fd >= 0 && (int)fi->fh != in->fd) {
+		close((int)fi->fh);	/* not the inode's own (a plain read-only open's) */
 	}
 	fuse_reply_err(req, 0);
 }

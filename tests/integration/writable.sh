@@ -88,6 +88,36 @@ echo changed >"$SRC/ro/late"
 expect_soon "a host-side rewrite is visible" "OK:changed\x0a" read "$R/late"
 rm "$SRC/ro/late"
 expect_soon "a host-side unlink is visible" "ENOENT" stat "$R/late"
+# OPEN goes by the name the file was found by when that name still holds it,
+# else through the pinned fd: never to whatever holds the name now
+as_agent sh -c "echo one >$W/swap; echo one >$W/swapf; echo one >$W/swaps; echo one >$W/moved"
+for f in swap swapf swaps moved; do aprobe stat "$W/$f" >/dev/null; done
+mv "$H/swap" "$H/swap.old"; echo two >"$H/swap"
+mv "$H/swapf" "$H/swapf.old"; mkfifo "$H/swapf"
+mv "$H/swaps" "$H/swaps.old"; ln -s swap "$H/swaps"
+check "a file renamed on the host after lookup: the pinned one opens" "OK:one\x0a" "$(aprobe read "$W/swap")"
+check "  ... a fifo put at its name is not waited on" "OK:one\x0a" "$(timeout 10 setpriv --reuid="$AGENT_UID" --regid="$AGENT_UID" --clear-groups "$AWFS_PROBE" read "$W/swapf")"
+check "  ... a symlink put at its name is not followed" "OK:one\x0a" "$(aprobe read "$W/swaps")"
+expect "rename through awfs" "OK" rename "$W/moved" "$W/moved2"
+as_agent sh -c "echo new >$W/moved"
+check "  ... the renamed file opens under its new name" "OK:one\x0a" "$(aprobe read "$W/moved2")"
+check "  ... and a new file under the old name is itself" "OK:new\x0a" "$(aprobe read "$W/moved")"
+# plain read-only opens share the inode's own fd: closing one keeps the others
+as_agent sh -c "echo shared >$W/sh"
+exec 7<"$W/sh" 8<"$W/sh"
+exec 7<&-
+exec 9>>"$W/other"	# a new handle in awfs, on the lowest free fd number
+sync; echo 1 >/proc/sys/vm/drop_caches	# so that the next read reaches awfs
+check "read through one of two read-only opens after the other closed" "shared" "$(cat <&8)"
+exec 9>&-
+expect "  ... a write open of that file" "OK" write "$W/sh" rewritten
+echo 1 >/proc/sys/vm/drop_caches
+check "  ... read-only opens see what it wrote" "OK:rewritten" "$(aprobe read "$W/sh")"
+exec 7<"$W/sh"
+rm "$H/sh"
+echo 1 >/proc/sys/vm/drop_caches
+check "  ... and a file removed on the host while open" "rewritten" "$(cat <&7)"
+exec 7<&- 8<&-
 check "no denial was logged for allowed work" "0" "$(grep -c 'denied .* /.*/rw/\(new\|file\|d\|fifo\|sym\)' "$LOG")"
 unmount_awfs
 # writable paths are the agent's while mounted (kept an hour); cache=strict

@@ -3,7 +3,9 @@
  * test_inode.c - the inode table's list of host files, newest first: what
  * inode_oldest() names and in which order, that a second lookup makes a file
  * the newest, that directories are not on it, the pressure hook past the
- * high mark, and that freeing takes a file off the list.
+ * high mark, and that freeing takes a file off the list; that a file keeps
+ * the directory it was found in alive, and the directory goes with its last
+ * file.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -31,18 +33,23 @@ static void poke(void)
 	pokes++;
 }
 
-/* Look up DIR/NAME as the daemon does: an O_PATH fd and its stat. */
-static struct awfs_inode *take(const char *name)
+/* Look up NAME in @in (its path under DIR: @at) as the daemon does: an O_PATH fd and its stat. */
+static struct awfs_inode *take_in(struct awfs_inode *in, const char *at, const char *name)
 {
-	char path[128];
+	char path[192];
 	struct stat st;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(path, sizeof(path), "%s%s/%s", dir, at, name);
 	fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	assert_true(fd >= 0);
 	assert_int_equal(fstat(fd, &st), 0);
-	return inode_take_host(fd, &st, NULL, root, name);
+	return inode_take_host(fd, &st, NULL, in, name);
+}
+
+static struct awfs_inode *take(const char *name)
+{
+	return take_in(root, "", name);
 }
 
 /* The next n oldest names, space-separated. */
@@ -79,6 +86,10 @@ static int setup(void **state)
 	}
 	snprintf(path, sizeof(path), "%s/sub", dir);
 	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/sub/g", dir);
+	fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	close(fd);
 	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	assert_int_equal(fstat(fd, &st), 0);
@@ -126,6 +137,26 @@ static void test_lru(void **state)
 	inode_set_pressure(UINT64_MAX, NULL);
 }
 
+static void test_parent_ref(void **state)
+{
+	struct awfs_inode *sub, *g;
+	uint64_t base;
+
+	(void)state;
+	base = inode_count();
+	sub = take("sub");
+	g = take_in(sub, "/sub", "g");
+	assert_ptr_equal(g->parent, sub);
+	assert_int_equal(sub->refs, 2);	/* the lookup and its file */
+	/* the kernel forgets the directory first: it stays for its file */
+	inode_put(sub, 1);
+	assert_int_equal(inode_count(), base + 2);
+	assert_true(fcntl(sub->fd, F_GETFD) >= 0);
+	/* the file goes, and the directory with it */
+	inode_put(g, 1);
+	assert_int_equal(inode_count(), base);
+}
+
 static int teardown(void **state)
 {
 	char cmd[128];
@@ -139,6 +170,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lru),
+		cmocka_unit_test(test_parent_ref),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
