@@ -356,6 +356,8 @@ static void unbind_aliases(char **paths, size_t n, const char *mnt)
 {
 	struct awfs_mount m, self;
 
+	if (n == 0)
+		return;	/* no mountinfo to read at every unmount */
 	if (mountinfo_find(NULL, mnt, &self) != 0)
 		self.source = NULL;
 	for (size_t i = 0; i < n; i++) {
