@@ -24,6 +24,7 @@ static struct awfs_inode *lru_head, *lru_tail;	/* host non-directories, newest f
 static uint64_t nfiles;		/* on that list */
 static uint64_t pressure_high = UINT64_MAX;
 static void (*pressure_hook)(void);
+static void (*snaps_free)(void *snaps);
 
 static void lru_unlink(struct awfs_inode *in)
 {
@@ -262,6 +263,8 @@ void inode_put(struct awfs_inode *in, uint64_t n)
 
 		if (in->fd >= 0)
 			close(in->fd);
+		if (in->snaps && snaps_free)
+			snaps_free(in->snaps);
 		parent = in->parent;
 		free(in->name);
 		free(in);
@@ -283,6 +286,11 @@ static uint64_t read_locked(const uint64_t *v)
 uint64_t inode_count(void)
 {
 	return read_locked(&count);
+}
+
+void inode_set_snaps_free(void (*fn)(void *snaps))
+{
+	snaps_free = fn;
 }
 
 void inode_set_pressure(uint64_t high, void (*hook)(void))

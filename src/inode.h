@@ -60,6 +60,8 @@ struct awfs_inode {
 	unsigned char readable;		/* regular files: fd has been made an O_RDONLY fd
 					   (same number), the handle of every plain
 					   read-only open; listener thread only */
+	void *snaps;			/* directories: the listings in progress (ops.c) */
+	uint32_t snap_gen;		/* directories: the number of the last listing */
 	struct awfs_inode *next;	/* hash chain */
 };
 
@@ -86,6 +88,8 @@ struct awfs_inode *inode_take_synth(struct awfs_inode *parent, const char *name,
 uint64_t inode_synth_ino(const struct awfs_inode *parent, const char *name);
 /* Drop @n references; the inode is freed (and its fd closed) at zero. */
 void inode_put(struct awfs_inode *in, uint64_t n);
+/* Set once, before serving: frees a directory's snaps when it is freed. */
+void inode_set_snaps_free(void (*fn)(void *snaps));
 /* Number of live inodes (for tests and the unmount summary). */
 uint64_t inode_count(void);
 

@@ -68,18 +68,19 @@ struct virt_handle {
 	size_t len;
 };
 
-/* An open directory: a snapshot of its entries, taken at opendir. */
+/* A directory entry as listed. */
 struct dir_entry {
 	char *name;
 	ino_t ino;
 	unsigned char type;
 };
 
-struct dir_handle {
+/* One listing of a directory: its entries when it started (offset 0). */
+struct dir_snap {
 	struct dir_entry *e;
 	size_t n;
-	bool loaded;	/* the snapshot is taken at the first readdir */
-	bool served;	/* rewinddir (offset 0 again) takes a fresh snapshot */
+	uint32_t gen;		/* the listing's number, carried in its offsets */
+	struct dir_snap *next;	/* the directory's other listings, newest first */
 };
 
 static bool is_masked(const struct awfs_inode *in)
@@ -87,9 +88,12 @@ static bool is_masked(const struct awfs_inode *in)
 	return classify_class(in->state) == AWFS_CLASS_MASK;
 }
 
+static void snaps_free(void *p);
+
 void ops_init(const struct awfs_ops_config *c)
 {
 	cfg = c;
+	inode_set_snaps_free(snaps_free);
 	virt_dir.parent = inode_root();
 	virt_dir.name = (char *)c->info_dir;
 	virt_dir.state = virt_readme.state = virt_denials.state = inode_root()->state;
@@ -98,6 +102,11 @@ void ops_init(const struct awfs_ops_config *c)
 
 void ops_fini(void)
 {
+	/* the static directories' listings (the others go with their inodes) */
+	snaps_free(virt_dir.snaps);
+	virt_dir.snaps = NULL;
+	snaps_free(inode_root()->snaps);
+	inode_root()->snaps = NULL;
 	verdict_fini();
 }
 
@@ -862,7 +871,7 @@ static void ll_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 
 /* ------------------------------------------------------------ directories */
 
-static void dir_free(struct dir_handle *d)
+static void dir_free(struct dir_snap *d)
 {
 	for (size_t i = 0; i < d->n; i++)
 		free(d->e[i].name);
@@ -871,7 +880,7 @@ static void dir_free(struct dir_handle *d)
 	d->n = 0;
 }
 
-static void dir_add(struct dir_handle *d, size_t *cap, const char *name, ino_t ino,
+static void dir_add(struct dir_snap *d, size_t *cap, const char *name, ino_t ino,
 		    unsigned char type)
 {
 	if (d->n == *cap) {
@@ -885,7 +894,7 @@ static void dir_add(struct dir_handle *d, size_t *cap, const char *name, ino_t i
 }
 
 /* Take the snapshot: host entries with masks made synthetic, then fixed masks. */
-static int dir_load(struct awfs_inode *dir, struct dir_handle *d)
+static int dir_load(struct awfs_inode *dir, struct dir_snap *d)
 {
 	const char *const *fixed;
 	size_t nfixed, cap = 0;
@@ -954,36 +963,110 @@ static int dir_load(struct awfs_inode *dir, struct dir_handle *d)
 }
 
 /*
- * The snapshot is taken at the first readdir, not here: with cache_readdir
- * the kernel often answers a listing from its own cache after opendir, and
- * then the host directory is never read at all.
+ * Listings carry no handle. OPENDIR answers ENOSYS once, after which the
+ * kernel sends no OPENDIR or RELEASEDIR again and caches listings as awfs
+ * would ask it to (FOPEN_KEEP_CACHE | FOPEN_CACHE_DIR, its default then):
+ * two round trips less for every directory walked. With cache=never, every
+ * open is answered, without caching.
+ *
+ * So a listing's snapshot hangs off the directory's inode, taken at its
+ * first READDIR (offset 0; with cache_readdir, the kernel often answers a
+ * listing itself and the host directory is not read at all), and each
+ * offset given to the kernel carries the listing's number: a listing
+ * continued finds its own snapshot, so two listings of one directory never
+ * mix, whatever changes between them. The READDIR that finds the end frees
+ * it; a directory keeps DIR_SNAPS at most, the oldest going first, and a
+ * listing whose snapshot went goes on from a fresh one at the same index.
  */
+#define DIR_SNAPS 4
+
+static bool no_opendir;	/* the kernel takes ENOSYS from OPENDIR as "never again" */
+
+static void snaps_free(void *p)
+{
+	for (struct dir_snap *s = p, *nx; s; s = nx) {
+		nx = s->next;
+		dir_free(s);
+		free(s);
+	}
+}
+
+static int snap_new(struct awfs_inode *dir, struct dir_snap **out)
+{
+	struct dir_snap *s = util_xcalloc(1, sizeof(*s)), **pp;
+	size_t kept = 0;
+	int err = dir_load(dir, s);
+
+	if (err) {
+		snaps_free(s);
+		return err;
+	}
+	dir->snap_gen = dir->snap_gen % 0x7fffffffU + 1;	/* offsets stay positive */
+	s->gen = dir->snap_gen;
+	s->next = dir->snaps;
+	dir->snaps = s;
+	for (pp = &s->next; *pp && ++kept < DIR_SNAPS; pp = &(*pp)->next)
+		;
+	snaps_free(*pp);
+	*pp = NULL;
+	*out = s;
+	return 0;
+}
+
+static void snap_drop(struct awfs_inode *dir, struct dir_snap *s)
+{
+	struct dir_snap **pp = (struct dir_snap **)&dir->snaps;
+
+	while (*pp != s)
+		pp = &(*pp)->next;
+	*pp = s->next;
+	s->next = NULL;
+	snaps_free(s);
+}
+
+static off_t snap_off(const struct dir_snap *s, size_t next)
+{
+	return (off_t)(((uint64_t)s->gen << 32) | (uint64_t)next);
+}
+
 static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct dir_handle *d = util_xcalloc(1, sizeof(*d));
-
 	(void)ino;
-	fi->fh = (uint64_t)(uintptr_t)d;
+	if (no_opendir && cfg->keep_cache) {
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	fi->fh = 0;
 	fi->keep_cache = cfg->keep_cache;
 	fi->cache_readdir = cfg->keep_cache;
-	if (fuse_reply_open(req, fi) == -ENOENT)
-		free(d);
+	fuse_reply_open(req, fi);
 }
 
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi, bool plus)
 {
-	struct dir_handle *d = (struct dir_handle *)(uintptr_t)fi->fh;
 	struct awfs_inode *dir = inode_get(ino);
-	char *buf = util_xmalloc(size);
-	size_t used = 0;
+	struct dir_snap *d = NULL;
+	size_t i = 0, used = 0;
+	char *buf;
 	int err = 0;
 
-	if (!d->loaded || (off == 0 && d->served))
-		err = dir_load(dir, d);
-	d->loaded = true;
-	d->served = true;
-	for (size_t i = (size_t)off; !err && i < d->n; i++) {
+	(void)fi;
+	if (off > 0) {
+		uint32_t gen = (uint32_t)((uint64_t)off >> 32);
+
+		i = (size_t)((uint64_t)off & 0xffffffffU);
+		for (d = dir->snaps; d && d->gen != gen; d = d->next)
+			;
+	}
+	if (!d)
+		err = snap_new(dir, &d);
+	if (err) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	buf = util_xmalloc(size);
+	for (; i < d->n; i++) {
 		struct dir_entry *de = &d->e[i];
 		size_t need;
 
@@ -1007,7 +1090,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 				e.attr.st_mode = (mode_t)DTTOIF(de->type);
 			}
 			need = fuse_add_direntry_plus(req, buf + used, size - used, de->name, &e,
-						      (off_t)(i + 1));
+						      snap_off(d, i + 1));
 			if (need > size - used) {
 				if (e.ino)
 					inode_put(inode_get(e.ino), 1);
@@ -1017,16 +1100,15 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			struct stat st = { .st_ino = de->ino, .st_mode = (mode_t)DTTOIF(de->type) };
 
 			need = fuse_add_direntry(req, buf + used, size - used, de->name, &st,
-						 (off_t)(i + 1));
+						 snap_off(d, i + 1));
 			if (need > size - used)
 				break;
 		}
 		used += need;
 	}
-	if (err && used == 0)
-		fuse_reply_err(req, err);
-	else
-		fuse_reply_buf(req, buf, used);
+	if (i >= d->n && used == 0)
+		snap_drop(dir, d);	/* the end, seen: this listing is over */
+	fuse_reply_buf(req, buf, used);
 	free(buf);
 }
 
@@ -1040,16 +1122,6 @@ static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 			   struct fuse_file_info *fi)
 {
 	do_readdir(req, ino, size, off, fi, true);
-}
-
-static void ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct dir_handle *d = (struct dir_handle *)(uintptr_t)fi->fh;
-
-	(void)ino;
-	dir_free(d);
-	free(d);
-	fuse_reply_err(req, 0);
 }
 
 static void ll_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
@@ -1168,6 +1240,7 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_SPLICE_WRITE;
 	if (conn->capable & FUSE_CAP_SPLICE_READ)
 		conn->want |= FUSE_CAP_SPLICE_READ;
+	no_opendir = conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT;
 }
 
 const struct fuse_lowlevel_ops ops_lowlevel = {
@@ -1194,7 +1267,6 @@ const struct fuse_lowlevel_ops ops_lowlevel = {
 	.opendir = ll_opendir,
 	.readdir = ll_readdir,
 	.readdirplus = ll_readdirplus,
-	.releasedir = ll_releasedir,
 	.fsyncdir = ll_fsyncdir,
 	.statfs = ll_statfs,
 	.getxattr = ll_getxattr,

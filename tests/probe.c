@@ -140,6 +140,7 @@ static int usage(void)
 {
 	fputs("usage: awfs-probe OP ARGS...\n"
 	      "  stat|lstat PATH            read PATH            readdir PATH\n"
+	      "  readdir-two DIR (two listings at once, DIR changed between)\n"
 	      "  readlink PATH              open PATH FLAGS(r,w,rw,t,a,c,x,n,d)\n"
 	      "  write|append PATH DATA     create PATH          mkdir|rmdir|unlink PATH\n"
 	      "  mkfifo PATH                symlink TARGET PATH  link OLD NEW\n"
@@ -200,6 +201,76 @@ int main(int argc, char **argv)
 		if (n < 0)
 			return fail();
 		close(fd);
+		return ok();
+	}
+	if (!strcmp(op, "readdir-two")) {
+		/*
+		 * Two listings of DIR at once: A reads 40 names, one of them is
+		 * unlinked and a name is created, B reads 40, A goes on to the
+		 * end, then B. Prints how many names A gave, how many of them
+		 * twice, how many of B's A never gave (the created one aside),
+		 * and how many B gave, how many twice.
+		 */
+		static const char made[] = "zz-made-during-the-listings";
+		DIR *a = opendir(argv[2]), *b;
+		struct dirent *de;
+		char **seen = NULL, **other = NULL, path[PATH_MAX];
+		size_t n = 0, nb = 0, dups = 0, bdups = 0, missed = 0;
+
+		if (!a)
+			return fail();
+		while (n < 40 && (de = readdir(a)) != NULL) {
+			seen = util_xrealloc(seen, (n + 1) * sizeof(*seen));
+			seen[n++] = util_xstrdup(de->d_name);
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (strcmp(seen[i], ".") && strcmp(seen[i], "..")) {
+				snprintf(path, sizeof(path), "%s/%s", argv[2], seen[i]);
+				break;
+			}
+		}
+		if (unlink(path) < 0)
+			return fail();
+		snprintf(path, sizeof(path), "%s/%s", argv[2], made);
+		fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return fail();
+		close(fd);
+		b = opendir(argv[2]);
+		if (!b)
+			return fail();
+		while (nb < 40 && (de = readdir(b)) != NULL) {
+			other = util_xrealloc(other, (nb + 1) * sizeof(*other));
+			other[nb++] = util_xstrdup(de->d_name);
+		}
+		while ((de = readdir(a)) != NULL) {
+			seen = util_xrealloc(seen, (n + 1) * sizeof(*seen));
+			seen[n++] = util_xstrdup(de->d_name);
+		}
+		closedir(a);
+		while ((de = readdir(b)) != NULL) {
+			other = util_xrealloc(other, (nb + 1) * sizeof(*other));
+			other[nb++] = util_xstrdup(de->d_name);
+		}
+		closedir(b);
+		qsort(seen, n, sizeof(*seen), cmp_str);
+		for (size_t i = 1; i < n; i++)
+			dups += strcmp(seen[i - 1], seen[i]) == 0;
+		qsort(other, nb, sizeof(*other), cmp_str);
+		for (size_t i = 1; i < nb; i++)
+			bdups += strcmp(other[i - 1], other[i]) == 0;
+		for (size_t i = 0; i < nb; i++) {
+			if (strcmp(other[i], made) &&
+			    !bsearch(&other[i], seen, n, sizeof(*seen), cmp_str))
+				missed++;
+			free(other[i]);
+		}
+		for (size_t i = 0; i < n; i++)
+			free(seen[i]);
+		free(seen);
+		free(other);
+		snprintf(out, sizeof(out), "A=%zu twice=%zu missed=%zu B=%zu twice=%zu", n, dups, missed,
+			 nb, bdups);
 		return ok();
 	}
 	if (!strcmp(op, "readdir")) {

@@ -118,6 +118,13 @@ rm "$H/sh"
 echo 1 >/proc/sys/vm/drop_caches
 check "  ... and a file removed on the host while open" "rewritten" "$(cat <&7)"
 exec 7<&- 8<&-
+# listings carry no handle (no OPENDIR): two at once never mix
+as_agent mkdir "$W/many"
+as_agent sh -c "cd $W/many && seq -f 'entry-with-a-longish-name-%04g' 1000 | xargs touch"
+check "two listings at once, the directory changed between" "OK:A=1002 twice=0 missed=0 B=1002 twice=0" \
+	"$(aprobe readdir-two "$W/many")"
+check "  ... and a listing after them: 1000 names, the one made among them" "1000 1" \
+	"$(aprobe readdir "$W/many" | tr ',' '\n' | awk '/zz-made/ { m++ } END { print NR, m }')"
 check "no denial was logged for allowed work" "0" "$(grep -c 'denied .* /.*/rw/\(new\|file\|d\|fifo\|sym\)' "$LOG")"
 unmount_awfs
 # writable paths are the agent's while mounted (kept an hour); cache=strict
