@@ -58,6 +58,7 @@ static int fail(void)
 	int e = errno;
 
 	printf("%s\n", e == ENOTTY ? "ENOTTY" : util_errno_name(e));
+	fflush(stdout);	/* the answer stands even if a sanitizer ends the process */
 	return 0;
 }
 
@@ -288,8 +289,16 @@ int main(int argc, char **argv)
 			names = util_xrealloc(names, (n + 1) * sizeof(*names));
 			names[n++] = util_xstrdup(de->d_name);
 		}
-		if (errno)
+		if (errno) {
+			int e = errno;
+
+			for (size_t i = 0; i < n; i++)
+				free(names[i]);
+			free(names);
+			closedir(d);
+			errno = e;
 			return fail();
+		}
 		closedir(d);
 		if (n)
 			qsort(names, n, sizeof(*names), cmp_str);
