@@ -134,14 +134,18 @@ int host_open_named(int dirfd, const char *name, dev_t dev, ino_t ino, int flags
  * concurrent user of the number (a log line reading its path) sees the one
  * or the other, both the same file, never a closed or reused number.
  */
+int host_open_pinned(int fd, int dirfd, const char *name, dev_t dev, ino_t ino, int flags,
+		     int *out)
+{
+	if (dirfd >= 0 && host_open_named(dirfd, name, dev, ino, flags, out) == 0)
+		return 0;
+	return host_reopen(fd, flags, out);
+}
+
 int host_make_readable(int fd, int dirfd, const char *name, dev_t dev, ino_t ino)
 {
-	int r = -1, err = ESTALE;
+	int r = -1, err = host_open_pinned(fd, dirfd, name, dev, ino, O_RDONLY, &r);
 
-	if (dirfd >= 0)
-		err = host_open_named(dirfd, name, dev, ino, O_RDONLY, &r);
-	if (err)
-		err = host_reopen(fd, O_RDONLY, &r);
 	if (err)
 		return err;
 	err = ERR(dup3(r, fd, O_CLOEXEC));

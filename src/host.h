@@ -41,9 +41,16 @@ int host_reopen(int fd, int flags, int *out);
  */
 int host_open_named(int dirfd, const char *name, dev_t dev, ino_t ino, int flags, int *out);
 /*
+ * Open the file pinned by @fd, (@dev, @ino), with @flags: by @name in @dirfd
+ * when that still names it (host_open_named(); @dirfd -1: no name known),
+ * else through the pin (host_reopen()).
+ */
+int host_open_pinned(int fd, int dirfd, const char *name, dev_t dev, ino_t ino, int flags,
+		     int *out);
+/*
  * Make the O_PATH fd @fd of the regular file (@dev, @ino) an O_RDONLY fd of
- * the same file, under the same number; @dirfd and @name (or -1) as for
- * host_open_named().
+ * the same file, under the same number; @dirfd and @name as for
+ * host_open_pinned().
  */
 int host_make_readable(int fd, int dirfd, const char *name, dev_t dev, ino_t ino);
 /* Open a directory stream on the directory behind an O_PATH fd. */

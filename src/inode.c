@@ -24,7 +24,7 @@ static struct awfs_inode *lru_head, *lru_tail;	/* host non-directories, newest f
 static uint64_t nfiles;		/* on that list */
 static uint64_t pressure_high = UINT64_MAX;
 static void (*pressure_hook)(void);
-static void (*snaps_free)(void *snaps);
+static void (*snaps_free)(struct dir_snap *snaps);
 
 static void lru_unlink(struct awfs_inode *in)
 {
@@ -288,7 +288,7 @@ uint64_t inode_count(void)
 	return read_locked(&count);
 }
 
-void inode_set_snaps_free(void (*fn)(void *snaps))
+void inode_set_snaps_free(void (*fn)(struct dir_snap *snaps))
 {
 	snaps_free = fn;
 }

@@ -34,6 +34,7 @@
 #include <sys/types.h>
 
 struct awfs_state;
+struct dir_snap;	/* a directory listing (ops.c) */
 
 enum {
 	AWFS_VIRT_NONE = 0,
@@ -60,7 +61,7 @@ struct awfs_inode {
 	unsigned char readable;		/* regular files: fd has been made an O_RDONLY fd
 					   (same number), the handle of every plain
 					   read-only open; listener thread only */
-	void *snaps;			/* directories: the listings in progress (ops.c) */
+	struct dir_snap *snaps;		/* directories: the listings in progress (ops.c) */
 	uint32_t snap_gen;		/* directories: the number of the last listing */
 	struct awfs_inode *next;	/* hash chain */
 };
@@ -89,7 +90,7 @@ uint64_t inode_synth_ino(const struct awfs_inode *parent, const char *name);
 /* Drop @n references; the inode is freed (and its fd closed) at zero. */
 void inode_put(struct awfs_inode *in, uint64_t n);
 /* Set once, before serving: frees a directory's snaps when it is freed. */
-void inode_set_snaps_free(void (*fn)(void *snaps));
+void inode_set_snaps_free(void (*fn)(struct dir_snap *snaps));
 /* Number of live inodes (for tests and the unmount summary). */
 uint64_t inode_count(void);
 

@@ -88,7 +88,7 @@ static bool is_masked(const struct awfs_inode *in)
 	return classify_class(in->state) == AWFS_CLASS_MASK;
 }
 
-static void snaps_free(void *p);
+static void snaps_free(struct dir_snap *s);
 
 void ops_init(const struct awfs_ops_config *c)
 {
@@ -664,18 +664,19 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	if (opens_for_write(fi->flags))
 		err = check_node(req, open_op(fi->flags), in);
-	if (!err && in->fd >= 0 && in->type == S_IFREG && plain_read(fi->flags)) {
-		/* the inode's own fd, made readable once, serves every such open */
-		if (!in->readable)
-			err = host_make_readable(in->fd, in->parent ? in->parent->fd : -1, in->name,
-						 in->dev, in->ino);
-		in->readable = !err;
-		fh = in->fd;
-	} else if (!err && in->fd >= 0 &&
-		   /* by name when it still names this file (quicker), else through the pin */
-		   (!in->parent || (fi->flags & O_TRUNC) ||
-		    host_open_named(in->parent->fd, in->name, in->dev, in->ino, fi->flags & ~O_NOFOLLOW, &fh))) {
-		err = host_reopen(in->fd, fi->flags & ~O_NOFOLLOW, &fh);
+	if (!err && in->fd >= 0) {
+		int dirfd = in->parent ? in->parent->fd : -1;
+
+		if (in->type == S_IFREG && plain_read(fi->flags)) {
+			/* the inode's own fd, made readable once, serves every such open */
+			if (!in->readable)
+				err = host_make_readable(in->fd, dirfd, in->name, in->dev, in->ino);
+			in->readable = !err;
+			fh = in->fd;
+		} else {
+			err = host_open_pinned(in->fd, dirfd, in->name, in->dev, in->ino,
+					       fi->flags & ~O_NOFOLLOW, &fh);
+		}
 	}
 	if (err) {
 		fuse_reply_err(req, err);
@@ -871,14 +872,6 @@ static void ll_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 
 /* ------------------------------------------------------------ directories */
 
-static void dir_free(struct dir_snap *d)
-{
-	for (size_t i = 0; i < d->n; i++)
-		free(d->e[i].name);
-	free(d->e);
-	d->e = NULL;
-	d->n = 0;
-}
 
 static void dir_add(struct dir_snap *d, size_t *cap, const char *name, ino_t ino,
 		    unsigned char type)
@@ -893,7 +886,7 @@ static void dir_add(struct dir_snap *d, size_t *cap, const char *name, ino_t ino
 	d->n++;
 }
 
-/* Take the snapshot: host entries with masks made synthetic, then fixed masks. */
+/* Fill the fresh snapshot @d: host entries with masks made synthetic, then fixed masks. */
 static int dir_load(struct awfs_inode *dir, struct dir_snap *d)
 {
 	const char *const *fixed;
@@ -902,7 +895,6 @@ static int dir_load(struct awfs_inode *dir, struct dir_snap *d)
 	DIR *dp;
 	int err;
 
-	dir_free(d);
 	if (dir->virt) {
 		dir_add(d, &cap, ".", AWFS_INFO_INO + AWFS_VIRT_DIR, DT_DIR);
 		dir_add(d, &cap, "..", inode_root()->ino, DT_DIR);
@@ -982,11 +974,13 @@ static int dir_load(struct awfs_inode *dir, struct dir_snap *d)
 
 static bool no_opendir;	/* the kernel takes ENOSYS from OPENDIR as "never again" */
 
-static void snaps_free(void *p)
+static void snaps_free(struct dir_snap *s)
 {
-	for (struct dir_snap *s = p, *nx; s; s = nx) {
+	for (struct dir_snap *nx; s; s = nx) {
 		nx = s->next;
-		dir_free(s);
+		for (size_t i = 0; i < s->n; i++)
+			free(s->e[i].name);
+		free(s->e);
 		free(s);
 	}
 }
@@ -1015,7 +1009,7 @@ static int snap_new(struct awfs_inode *dir, struct dir_snap **out)
 
 static void snap_drop(struct awfs_inode *dir, struct dir_snap *s)
 {
-	struct dir_snap **pp = (struct dir_snap **)&dir->snaps;
+	struct dir_snap **pp = &dir->snaps;
 
 	while (*pp != s)
 		pp = &(*pp)->next;
