@@ -53,6 +53,45 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Names read from a directory stream. */
+struct names {
+	char **v;
+	size_t n;
+};
+
+/* Append up to @max more names from @d ("." and ".." only when @dots). */
+static void names_read(struct names *l, DIR *d, size_t max, int dots)
+{
+	struct dirent *de;
+
+	for (size_t got = 0; got < max && (de = readdir(d)) != NULL;) {
+		if (!dots && (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")))
+			continue;
+		l->v = util_xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
+		l->v[l->n++] = util_xstrdup(de->d_name);
+		got++;
+	}
+}
+
+/* Sort the names; how many are there twice. */
+static size_t names_sort(struct names *l)
+{
+	size_t twice = 0;
+
+	if (l->n)
+		qsort(l->v, l->n, sizeof(*l->v), cmp_str);
+	for (size_t i = 1; i < l->n; i++)
+		twice += strcmp(l->v[i - 1], l->v[i]) == 0;
+	return twice;
+}
+
+static void names_free(struct names *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+}
+
 static int fail(void)
 {
 	int e = errno;
@@ -214,19 +253,16 @@ int main(int argc, char **argv)
 		 */
 		static const char made[] = "zz-made-during-the-listings";
 		DIR *a = opendir(argv[2]), *b;
-		struct dirent *de;
-		char **seen = NULL, **other = NULL, path[PATH_MAX];
-		size_t n = 0, nb = 0, dups = 0, bdups = 0, missed = 0;
+		struct names seen = { 0 }, other = { 0 };
+		char path[PATH_MAX];
+		size_t dups, bdups, missed = 0;
 
 		if (!a)
 			return fail();
-		while (n < 40 && (de = readdir(a)) != NULL) {
-			seen = util_xrealloc(seen, (n + 1) * sizeof(*seen));
-			seen[n++] = util_xstrdup(de->d_name);
-		}
-		for (size_t i = 0; i < n; i++) {
-			if (strcmp(seen[i], ".") && strcmp(seen[i], "..")) {
-				snprintf(path, sizeof(path), "%s/%s", argv[2], seen[i]);
+		names_read(&seen, a, 40, 1);
+		for (size_t i = 0; i < seen.n; i++) {
+			if (strcmp(seen.v[i], ".") && strcmp(seen.v[i], "..")) {
+				snprintf(path, sizeof(path), "%s/%s", argv[2], seen.v[i]);
 				break;
 			}
 		}
@@ -240,75 +276,46 @@ int main(int argc, char **argv)
 		b = opendir(argv[2]);
 		if (!b)
 			return fail();
-		while (nb < 40 && (de = readdir(b)) != NULL) {
-			other = util_xrealloc(other, (nb + 1) * sizeof(*other));
-			other[nb++] = util_xstrdup(de->d_name);
-		}
-		while ((de = readdir(a)) != NULL) {
-			seen = util_xrealloc(seen, (n + 1) * sizeof(*seen));
-			seen[n++] = util_xstrdup(de->d_name);
-		}
+		names_read(&other, b, 40, 1);
+		names_read(&seen, a, SIZE_MAX, 1);
 		closedir(a);
-		while ((de = readdir(b)) != NULL) {
-			other = util_xrealloc(other, (nb + 1) * sizeof(*other));
-			other[nb++] = util_xstrdup(de->d_name);
-		}
+		names_read(&other, b, SIZE_MAX, 1);
 		closedir(b);
-		qsort(seen, n, sizeof(*seen), cmp_str);
-		for (size_t i = 1; i < n; i++)
-			dups += strcmp(seen[i - 1], seen[i]) == 0;
-		qsort(other, nb, sizeof(*other), cmp_str);
-		for (size_t i = 1; i < nb; i++)
-			bdups += strcmp(other[i - 1], other[i]) == 0;
-		for (size_t i = 0; i < nb; i++) {
-			if (strcmp(other[i], made) &&
-			    !bsearch(&other[i], seen, n, sizeof(*seen), cmp_str))
-				missed++;
-			free(other[i]);
-		}
-		for (size_t i = 0; i < n; i++)
-			free(seen[i]);
-		free(seen);
-		free(other);
-		snprintf(out, sizeof(out), "A=%zu twice=%zu missed=%zu B=%zu twice=%zu", n, dups, missed,
-			 nb, bdups);
+		dups = names_sort(&seen);
+		bdups = names_sort(&other);
+		for (size_t i = 0; i < other.n; i++)
+			missed += strcmp(other.v[i], made) &&
+				  !bsearch(&other.v[i], seen.v, seen.n, sizeof(*seen.v), cmp_str);
+		snprintf(out, sizeof(out), "A=%zu twice=%zu missed=%zu B=%zu twice=%zu", seen.n, dups,
+			 missed, other.n, bdups);
+		names_free(&seen);
+		names_free(&other);
 		return ok();
 	}
 	if (!strcmp(op, "readdir")) {
 		DIR *d = opendir(argv[2]);
-		struct dirent *de;
-		char **names = NULL;
-		size_t n = 0;
+		struct names names = { 0 };
 
 		if (!d)
 			return fail();
 		errno = 0;
-		while ((de = readdir(d)) != NULL) {
-			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-				continue;
-			names = util_xrealloc(names, (n + 1) * sizeof(*names));
-			names[n++] = util_xstrdup(de->d_name);
-		}
+		names_read(&names, d, SIZE_MAX, 0);
 		if (errno) {
 			int e = errno;
 
-			for (size_t i = 0; i < n; i++)
-				free(names[i]);
-			free(names);
+			names_free(&names);
 			closedir(d);
 			errno = e;
 			return fail();
 		}
 		closedir(d);
-		if (n)
-			qsort(names, n, sizeof(*names), cmp_str);
-		for (size_t i = 0; i < n; i++) {
+		names_sort(&names);
+		for (size_t i = 0; i < names.n; i++) {
 			if (i)
 				strncat(out, ",", sizeof(out) - strlen(out) - 1);
-			put_escaped(names[i], strlen(names[i]));
-			free(names[i]);
+			put_escaped(names.v[i], strlen(names.v[i]));
 		}
-		free(names);
+		names_free(&names);
 		return ok();
 	}
 	if (!strcmp(op, "readlink")) {
