@@ -786,17 +786,21 @@ int main(int argc, char *argv[])
 	 * auto: writable and masked paths change only through awfs (the host
 	 * works there before and after the agent), so the kernel may keep what
 	 * it learnt for an hour; read-only paths may be written by the host
-	 * during the run (spilled payloads), so for a second.
+	 * during the run (spilled payloads): awfs watches them and tells the
+	 * kernel of each change, and keeps them a minute (what a watch cannot
+	 * see: writes through a mapping until closed, other hard links), or a
+	 * second where it cannot watch. The other modes do not watch.
 	 */
 	oc.keep_cache = true;
 	oc.timeout_own = 3600.0;
 	oc.timeout_shared = 1.0;
+	oc.timeout_watched = 60.0;
 	if (o.cache && strcmp(o.cache, "strict") == 0) {
-		oc.timeout_own = 1.0;
+		oc.timeout_own = oc.timeout_watched = 1.0;
 	} else if (o.cache && strcmp(o.cache, "always") == 0) {
-		oc.timeout_own = oc.timeout_shared = 86400.0;
+		oc.timeout_own = oc.timeout_shared = oc.timeout_watched = 86400.0;
 	} else if (o.cache && strcmp(o.cache, "never") == 0) {
-		oc.timeout_own = oc.timeout_shared = 0.0;
+		oc.timeout_own = oc.timeout_shared = oc.timeout_watched = 0.0;
 		oc.keep_cache = false;
 	}
 	ops_init(&oc);

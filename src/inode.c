@@ -24,7 +24,7 @@ static struct awfs_inode *lru_head, *lru_tail;	/* host non-directories, newest f
 static uint64_t nfiles;		/* on that list */
 static uint64_t pressure_high = UINT64_MAX;
 static void (*pressure_hook)(void);
-static void (*snaps_free)(struct dir_snap *snaps);
+static void (*dir_free)(struct awfs_inode *dir);
 
 static void lru_unlink(struct awfs_inode *in)
 {
@@ -261,10 +261,10 @@ void inode_put(struct awfs_inode *in, uint64_t n)
 		}
 		pthread_mutex_unlock(&table_lock);
 
+		if (in->type == S_IFDIR && dir_free)
+			dir_free(in);
 		if (in->fd >= 0)
 			close(in->fd);
-		if (in->snaps && snaps_free)
-			snaps_free(in->snaps);
 		parent = in->parent;
 		free(in->name);
 		free(in);
@@ -288,9 +288,53 @@ uint64_t inode_count(void)
 	return read_locked(&count);
 }
 
-void inode_set_snaps_free(void (*fn)(struct dir_snap *snaps))
+void inode_set_dir_free(void (*fn)(struct awfs_inode *dir))
 {
-	snaps_free = fn;
+	dir_free = fn;
+}
+
+uint64_t inode_find_host(dev_t dev, ino_t ino, const struct awfs_state *state)
+{
+	uint64_t id = 0;
+
+	pthread_mutex_lock(&table_lock);
+	if (dev == root.dev && ino == root.ino && state == root.state) {
+		id = 1;
+	} else {
+		for (struct awfs_inode *in = buckets[hash_key(dev, ino, state) % nbuckets]; in;
+		     in = in->next) {
+			if (in->fd >= 0 && in->dev == dev && in->ino == ino && in->state == state) {
+				id = inode_nodeid(in);
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&table_lock);
+	return id;
+}
+
+size_t inode_collect(bool (*want)(const struct awfs_inode *in), struct inode_ref **out)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&table_lock);
+	*out = util_xcalloc(count + 1, sizeof(**out));
+	if (want(&root))
+		(*out)[n++].id = 1;
+	for (size_t b = 0; b < nbuckets; b++) {
+		for (struct awfs_inode *in = buckets[b]; in; in = in->next) {
+			if (in->fd < 0 || !want(in))
+				continue;
+			(*out)[n].id = inode_nodeid(in);
+			if (in->parent) {
+				(*out)[n].parent_id = inode_nodeid(in->parent);
+				(*out)[n].name = util_xstrdup(in->name);
+			}
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&table_lock);
+	return n;
 }
 
 void inode_set_pressure(uint64_t high, void (*hook)(void))

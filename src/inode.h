@@ -62,6 +62,7 @@ struct awfs_inode {
 					   (same number), the handle of every plain
 					   read-only open; listener thread only */
 	struct dir_snap *snaps;		/* directories: the listings in progress (ops.c) */
+	int wd;				/* directories: inotify watch (watch.c), 0 if none */
 	uint32_t snap_gen;		/* directories: the number of the last listing */
 	struct awfs_inode *next;	/* hash chain */
 };
@@ -89,8 +90,23 @@ struct awfs_inode *inode_take_synth(struct awfs_inode *parent, const char *name,
 uint64_t inode_synth_ino(const struct awfs_inode *parent, const char *name);
 /* Drop @n references; the inode is freed (and its fd closed) at zero. */
 void inode_put(struct awfs_inode *in, uint64_t n);
-/* Set once, before serving: frees a directory's snaps when it is freed. */
-void inode_set_snaps_free(void (*fn)(struct dir_snap *snaps));
+/* Set once, before serving: called for a directory about to be freed, before
+   its fd is closed (its listings, its watch). */
+void inode_set_dir_free(void (*fn)(struct awfs_inode *dir));
+/* The nodeid of the host inode (dev, ino, state), or 0 when the kernel has none. */
+uint64_t inode_find_host(dev_t dev, ino_t ino, const struct awfs_state *state);
+/*
+ * Every host inode @want accepts (called under the table lock: it must not
+ * call back into the table): its nodeid and, for a non-directory, its
+ * directory's nodeid and a copy of the name it was found by (else 0 and
+ * NULL). Sets *out (the caller frees it and the names); returns how many.
+ */
+struct inode_ref {
+	uint64_t id;
+	uint64_t parent_id;
+	char *name;
+};
+size_t inode_collect(bool (*want)(const struct awfs_inode *in), struct inode_ref **out);
 /* Number of live inodes (for tests and the unmount summary). */
 uint64_t inode_count(void);
 

@@ -27,6 +27,10 @@
  * forgets those it does not use, and their fds are closed. A walk over more
  * files than the limit costs lookups again instead of EMFILE; what the kernel
  * cannot drop (files held open) keeps its fd.
+ *
+ * A fourth, the watcher (watch.c), turns the host's changes in read-only
+ * directories into invalidations. Both stop before the loop returns, the
+ * listener serving meanwhile (helpers_stop()).
  */
 #include "config.h"
 
@@ -44,6 +48,7 @@
 
 #include "inode.h"
 #include "loop.h"
+#include "watch.h"
 
 struct loop;
 
@@ -292,25 +297,28 @@ static int trim_done(void)
 }
 
 /*
- * Stop the trimmer. A notification waits for the directory's lock, which a
- * request in that directory may hold until it is answered: so while the
- * trimmer finishes, the listener goes on serving (after a signal libfuse
- * has marked the session exited; it is marked again after), until the
- * device is gone.
+ * Stop the threads that notify the kernel (the trimmer, the watcher). A
+ * notification waits for the directory's lock, which a request in that
+ * directory may hold until it is answered: so while they finish, the
+ * listener goes on serving (after a signal libfuse has marked the session
+ * exited; it is marked again after), until the device is gone.
  */
-static void trim_stop(struct loop *l, struct fuse_buf *buf, pthread_t tid)
+static void helpers_stop(struct loop *l, struct fuse_buf *buf, int trimming, pthread_t trim_tid)
 {
 	const struct timespec pause = { 0, 1000 * 1000 };
 	int exited = fuse_session_exited(l->se), res;
 
-	inode_set_pressure(UINT64_MAX, NULL);
-	pthread_mutex_lock(&trim.lock);
-	__atomic_store_n(&trim.stop, 1, __ATOMIC_RELAXED);
-	pthread_cond_signal(&trim.wake);
-	pthread_mutex_unlock(&trim.lock);
+	if (trimming) {
+		inode_set_pressure(UINT64_MAX, NULL);
+		pthread_mutex_lock(&trim.lock);
+		__atomic_store_n(&trim.stop, 1, __ATOMIC_RELAXED);
+		pthread_cond_signal(&trim.wake);
+		pthread_mutex_unlock(&trim.lock);
+	}
+	watch_stop();
 	if (exited)
 		fuse_session_reset(l->se);
-	while (!trim_done()) {
+	while ((trimming && !trim_done()) || !watch_done()) {
 		res = fuse_session_receive_buf(l->se, buf);
 		if (res > 0)
 			fuse_session_process_buf(l->se, buf);
@@ -319,14 +327,15 @@ static void trim_stop(struct loop *l, struct fuse_buf *buf, pthread_t tid)
 		else
 			break;	/* unmounted: the notification fails at once */
 	}
-	pthread_join(tid, NULL);
+	if (trimming)
+		pthread_join(trim_tid, NULL);
 	if (exited)
 		fuse_session_exit(l->se);
 }
 
 int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, uint64_t files_high)
 {
-	pthread_t trim_tid;
+	pthread_t trim_tid = 0;
 	int trimming = 0;
 	struct loop l = { .se = se, .max_workers = max_workers };
 	struct fuse_buf buf = { .mem = NULL };
@@ -345,6 +354,9 @@ int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, ui
 			goto out;
 		trimming = 1;
 	}
+	res = -watch_start(se);
+	if (res)
+		goto out;
 	/* non-blocking: receive() polls, then sleeps in poll() */
 	flags = fcntl(fd, F_GETFL);
 	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
@@ -363,8 +375,7 @@ int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, ui
 	if (res > 0 || res == -EINTR)	/* unmounted, or stopped by a signal */
 		res = 0;
 out:
-	if (trimming)
-		trim_stop(&l, &buf, trim_tid);
+	helpers_stop(&l, &buf, trimming, trim_tid);
 	pthread_mutex_lock(&l.lock);
 	l.stop = 1;
 	for (i = 0; i < l.nworkers; i++)

@@ -44,6 +44,7 @@
 #include "log.h"
 #include "util.h"
 #include "verdict.h"
+#include "watch.h"
 
 #define AWFS_MASK_DIR_MODE (S_IFDIR | 01777)
 #define AWFS_MASK_FILE_MODE (S_IFREG | 0666)
@@ -89,11 +90,30 @@ static bool is_masked(const struct awfs_inode *in)
 }
 
 static void snaps_free(struct dir_snap *s);
+static bool watching;	/* read-only directories are watched (watch.h) */
+
+/* A directory is being freed: its listings and its watch go with it. */
+static void dir_free(struct awfs_inode *dir)
+{
+	watch_forget(dir);
+	snaps_free(dir->snaps);
+	dir->snaps = NULL;
+}
 
 void ops_init(const struct awfs_ops_config *c)
 {
 	cfg = c;
-	inode_set_snaps_free(snaps_free);
+	inode_set_dir_free(dir_free);
+	if (c->timeout_watched > c->timeout_shared) {
+		int err = watch_init(c->classifier);
+
+		if (err)
+			log_msg(AWFS_LOG_WARN, "cannot watch read-only directories (inotify: %s): "
+				"host changes there are seen within a second", strerror(-err));
+		watching = err == 0;
+		if (watching && classify_class(inode_root()->state) == AWFS_CLASS_RO)
+			(void)watch_dir(inode_root());
+	}
 	virt_dir.parent = inode_root();
 	virt_dir.name = (char *)c->info_dir;
 	virt_dir.state = virt_readme.state = virt_denials.state = inode_root()->state;
@@ -107,6 +127,7 @@ void ops_fini(void)
 	virt_dir.snaps = NULL;
 	snaps_free(inode_root()->snaps);
 	inode_root()->snaps = NULL;
+	watch_fini();
 	verdict_fini();
 }
 
@@ -255,25 +276,37 @@ static int node_attr(const struct awfs_inode *in, struct stat *st)
 	return host_stat(in->fd, st);
 }
 
-/* How long the kernel may keep what it knows of a path in state @st. */
-static double state_timeout(const struct awfs_state *st)
+/*
+ * How long the kernel may keep what it knows of a path in state @st, found in
+ * @dir: read-only paths, which the host may change, for longer when awfs
+ * watches @dir for such changes (watch.h).
+ */
+static double state_timeout(const struct awfs_state *st, const struct awfs_inode *dir)
 {
-	return classify_class(st) == AWFS_CLASS_RO ? cfg->timeout_shared : cfg->timeout_own;
+	if (classify_class(st) != AWFS_CLASS_RO)
+		return cfg->timeout_own;
+	return watch_covers(dir) ? cfg->timeout_watched : cfg->timeout_shared;
 }
 
-/* How long the kernel may keep @in's attributes: virtual text changes any time. */
+/*
+ * How long the kernel may keep @in's attributes: virtual text changes any
+ * time; a directory's are watched with the directory, a file's in the one
+ * it was found in.
+ */
 static double attr_timeout(const struct awfs_inode *in)
 {
-	return in->virt ? 0.0 : state_timeout(in->state);
+	return in->virt ? 0.0 : state_timeout(in->state, in->type == S_IFDIR ? in : in->parent);
 }
 
-static void fill_entry(struct fuse_entry_param *e, struct awfs_inode *in, const struct stat *st)
+/* The entry for @in, found in @dir. */
+static void fill_entry(struct fuse_entry_param *e, struct awfs_inode *in, const struct stat *st,
+		       const struct awfs_inode *dir)
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = inode_nodeid(in);
 	e->attr = *st;
 	e->attr_timeout = attr_timeout(in);
-	e->entry_timeout = in->virt ? cfg->timeout_own : state_timeout(in->state);
+	e->entry_timeout = in->virt ? cfg->timeout_own : state_timeout(in->state, dir);
 }
 
 /* A top-level entry that exists on the host and no rule names: log it once. */
@@ -298,7 +331,7 @@ static int virt_lookup(struct awfs_inode *dir, const char *name, struct fuse_ent
 	if (!in)
 		return ENOENT;
 	virt_attr(in, &sb);
-	fill_entry(e, in, &sb);
+	fill_entry(e, in, &sb, dir);
 	return 0;
 }
 
@@ -368,7 +401,7 @@ static int do_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry
 			note_if_unclassified(dir, name, st);
 		in = inode_take_synth(dir, name, type, st);
 		synth_attr(in, &sb);
-		fill_entry(e, in, &sb);
+		fill_entry(e, in, &sb, dir);
 		return 0;
 	}
 	err = host_lookup(dir->fd, name, &fd, &sb);
@@ -378,7 +411,9 @@ static int do_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry
 	in = inode_take_host(fd, &sb, st, dir, name);
 	if (S_ISDIR(sb.st_mode) && refuse_folding(in, name))
 		return EACCES;
-	fill_entry(e, in, &sb);
+	if (S_ISDIR(sb.st_mode) && classify_class(st) == AWFS_CLASS_RO && watching)
+		(void)watch_dir(in);	/* before the reply: its entries' timeouts depend on it */
+	fill_entry(e, in, &sb, dir);
 	return 0;
 }
 
@@ -386,12 +421,13 @@ static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	const struct awfs_state *st = NULL;
 	struct fuse_entry_param e;
-	int err = do_lookup(inode_get(parent), name, &e, &st);
+	struct awfs_inode *dir = inode_get(parent);
+	int err = do_lookup(dir, name, &e, &st);
 
-	if (err == ENOENT && st && state_timeout(st) > 0) {
+	if (err == ENOENT && st && state_timeout(st, dir) > 0) {
 		/* a negative entry: names the agent could create stay absent until it does */
 		memset(&e, 0, sizeof(e));
-		e.entry_timeout = state_timeout(st);
+		e.entry_timeout = state_timeout(st, dir);
 		fuse_reply_entry(req, &e);
 	} else if (err) {
 		fuse_reply_err(req, err);
@@ -738,7 +774,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		return;
 	}
 	in = inode_take_host(pfd, &sb, st, dir, name);
-	fill_entry(&e, in, &sb);
+	fill_entry(&e, in, &sb, dir);
 	fi->fh = (uint64_t)fh;
 	fi->keep_cache = cfg->keep_cache;
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {

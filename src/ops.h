@@ -26,6 +26,13 @@ struct awfs_ops_config {
 	 */
 	double timeout_own;
 	double timeout_shared;
+	/*
+	 * Read-only paths in a directory awfs watches (watch.h): host changes
+	 * there are told to the kernel as they happen, so this only bounds
+	 * what a watch cannot see. Watching is on when it exceeds
+	 * timeout_shared.
+	 */
+	double timeout_watched;
 	bool keep_cache;
 	bool xattr;
 	const char *info_dir;		/* the information directory's name, or NULL */

@@ -5,9 +5,12 @@
  * the newest, that directories are not on it, the pressure hook past the
  * high mark, and that freeing takes a file off the list; that a file keeps
  * the directory it was found in alive, and the directory goes with its last
- * file.
+ * file; finding a host inode by (dev, ino, state), collecting the inodes a
+ * predicate accepts, and the hook a directory is freed through (its fd still
+ * open).
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +160,63 @@ static void test_parent_ref(void **state)
 	assert_int_equal(inode_count(), base);
 }
 
+static int freed_dirs, freed_fd_open;
+
+static void on_dir_free(struct awfs_inode *d)
+{
+	freed_dirs++;
+	freed_fd_open += fcntl(d->fd, F_GETFD) >= 0;
+}
+
+static bool is_file(const struct awfs_inode *in)
+{
+	return in->type == S_IFREG;
+}
+
+static void test_find_collect(void **state)
+{
+	struct awfs_inode *sub, *g, *f;
+	struct inode_ref *r;
+	struct stat st;
+	size_t n;
+
+	(void)state;
+	inode_set_dir_free(on_dir_free);
+	sub = take("sub");
+	g = take_in(sub, "/sub", "g");
+	f = take("f1");
+	assert_int_equal(fstat(g->fd, &st), 0);
+	assert_int_equal(inode_find_host(st.st_dev, st.st_ino, NULL), inode_nodeid(g));
+	/* another state is another inode: none */
+	assert_int_equal(inode_find_host(st.st_dev, st.st_ino, (const struct awfs_state *)&st), 0);
+	assert_int_equal(inode_find_host(root->dev, root->ino, NULL), 1);
+
+	n = inode_collect(is_file, &r);
+	assert_int_equal(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].id == inode_nodeid(g)) {
+			assert_int_equal(r[i].parent_id, inode_nodeid(sub));
+			assert_string_equal(r[i].name, "g");
+		} else {
+			assert_int_equal(r[i].id, inode_nodeid(f));
+			assert_int_equal(r[i].parent_id, 1);
+			assert_string_equal(r[i].name, "f1");
+		}
+		free(r[i].name);
+	}
+	free(r);
+
+	/* freeing: the hook sees the directory, its fd still open; files not */
+	inode_put(f, 1);
+	inode_put(sub, 1);
+	assert_int_equal(freed_dirs, 0);
+	inode_put(g, 1);
+	assert_int_equal(freed_dirs, 1);
+	assert_int_equal(freed_fd_open, 1);
+	assert_int_equal(inode_find_host(st.st_dev, st.st_ino, NULL), 0);
+	inode_set_dir_free(NULL);
+}
+
 static int teardown(void **state)
 {
 	char cmd[128];
@@ -171,6 +231,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lru),
 		cmocka_unit_test(test_parent_ref),
+		cmocka_unit_test(test_find_collect),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

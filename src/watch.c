@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * watch.c - inotify on the read-only directories the kernel holds; see
+ * watch.h.
+ *
+ * What each event becomes (the directory's nodeid D, the name N):
+ *  - N made, removed or renamed: N's entry in D is dropped, and D's
+ *    attributes and cached listing;
+ *  - N written, its attributes changed, or closed after writing: N's entry
+ *    is dropped (the next use looks it up again), and the attributes and
+ *    cached pages of the inode awfs has for it;
+ *  - D's own attributes changed: D's;
+ *  - the queue overflowed (events were lost): every read-only inode's
+ *    attributes and pages, and every read-only file's entry.
+ * Writes through an mmap are not reported until the writer closes the file,
+ * nor changes made through a hard link outside watched directories: for
+ * those the timeout (cfg->timeout_watched) still bounds what the kernel
+ * keeps.
+ *
+ * Only read-only directories are watched: awfs never changes them itself,
+ * so every event is the host's (in writable paths awfs's own writes would
+ * invalidate what the kernel just cached). For the same reason an event on
+ * a writable name inside one (an allow_write file in a read-only
+ * directory) is passed over.
+ */
+#include "config.h"
+
+#include "watch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "util.h"
+
+#define WATCH_MASK (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MODIFY | \
+		    IN_ATTRIB | IN_CLOSE_WRITE | IN_EXCL_UNLINK | IN_ONLYDIR)
+#define NAMESPACE (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)
+
+struct wnode {
+	int wd;
+	struct awfs_inode *dir;
+	struct wnode *next;
+};
+
+static struct {
+	pthread_mutex_t lock;	/* the table, and a watched directory's fd while used */
+	struct wnode **buckets;
+	size_t nbuckets, count;
+	int ifd, stopfd;
+	int started, stop, done, limit_noted;
+	pthread_t tid;
+	struct fuse_session *se;
+	struct awfs_classifier *classifier;
+} w = { .lock = PTHREAD_MUTEX_INITIALIZER, .ifd = -1, .stopfd = -1 };
+
+int watch_init(struct awfs_classifier *c)
+{
+	w.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (w.ifd < 0)
+		return -errno;
+	w.stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w.stopfd < 0) {
+		int err = -errno;
+
+		close(w.ifd);
+		w.ifd = -1;
+		return err;
+	}
+	w.classifier = c;
+	w.nbuckets = 256;
+	w.buckets = util_xcalloc(w.nbuckets, sizeof(*w.buckets));
+	return 0;
+}
+
+static struct wnode **slot(int wd)
+{
+	struct wnode **pp = &w.buckets[(unsigned)wd % w.nbuckets];
+
+	while (*pp && (*pp)->wd != wd)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static void grow(void)
+{
+	size_t nb = w.nbuckets * 2;
+	struct wnode **nbk = util_xcalloc(nb, sizeof(*nbk));
+
+	for (size_t i = 0; i < w.nbuckets; i++) {
+		for (struct wnode *e = w.buckets[i], *nx; e; e = nx) {
+			nx = e->next;
+			e->next = nbk[(unsigned)e->wd % nb];
+			nbk[(unsigned)e->wd % nb] = e;
+		}
+	}
+	free(w.buckets);
+	w.buckets = nbk;
+	w.nbuckets = nb;
+}
+
+bool watch_dir(struct awfs_inode *dir)
+{
+	char path[32];
+	struct wnode **pp, *n;
+	int wd;
+
+	if (w.ifd < 0 || dir->fd < 0)
+		return false;
+	if (__atomic_load_n(&dir->wd, __ATOMIC_ACQUIRE) > 0)
+		return true;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", dir->fd);
+	pthread_mutex_lock(&w.lock);
+	wd = inotify_add_watch(w.ifd, path, WATCH_MASK);
+	if (wd < 0) {
+		int err = errno;
+
+		if (err == ENOSPC && !w.limit_noted) {
+			w.limit_noted = 1;
+			log_msg(AWFS_LOG_WARN, "the inotify watch limit is reached (fs.inotify.max_user_watches): "
+				"host changes in read-only directories beyond it are seen within a second, not at once");
+		}
+		pthread_mutex_unlock(&w.lock);
+		return false;
+	}
+	pp = slot(wd);
+	if (*pp) {
+		/* the same host directory under another awfs inode (another
+		 * class): one watch serves one inode; this one is not watched */
+		pthread_mutex_unlock(&w.lock);
+		return false;
+	}
+	n = util_xcalloc(1, sizeof(*n));
+	n->wd = wd;
+	n->dir = dir;
+	*pp = n;
+	if (++w.count > w.nbuckets)
+		grow();
+	__atomic_store_n(&dir->wd, wd, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&w.lock);
+	return true;
+}
+
+bool watch_covers(const struct awfs_inode *dir)
+{
+	return dir && __atomic_load_n(&dir->wd, __ATOMIC_ACQUIRE) > 0;
+}
+
+/* Drop the table's entry for @wd; the lock is held. */
+static void unlink_wd(int wd)
+{
+	struct wnode **pp = slot(wd), *n = *pp;
+
+	if (!n)
+		return;
+	*pp = n->next;
+	w.count--;
+	__atomic_store_n(&n->dir->wd, 0, __ATOMIC_RELEASE);
+	free(n);
+}
+
+void watch_forget(struct awfs_inode *dir)
+{
+	int wd = __atomic_load_n(&dir->wd, __ATOMIC_ACQUIRE);
+
+	if (wd <= 0)
+		return;
+	pthread_mutex_lock(&w.lock);
+	unlink_wd(wd);
+	(void)inotify_rm_watch(w.ifd, wd);	/* EINVAL: the kernel removed it already */
+	pthread_mutex_unlock(&w.lock);
+}
+
+/* The nodeid of the inode awfs has for @name (in state @st) in @dir, or 0;
+   the lock is held. */
+static uint64_t child_id(const struct awfs_inode *dir, const char *name,
+			 const struct awfs_state *st)
+{
+	struct stat sb;
+
+	if (fstatat(dir->fd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+		return 0;
+	return inode_find_host(sb.st_dev, sb.st_ino, st);
+}
+
+static void inval_entry(uint64_t dir, const char *name)
+{
+	/* -ENOENT: the kernel has no such entry (or no such directory) */
+	(void)fuse_lowlevel_notify_inval_entry(w.se, dir, name, strlen(name));
+}
+
+static void inval_inode(uint64_t id)
+{
+	(void)fuse_lowlevel_notify_inval_inode(w.se, id, 0, 0);
+}
+
+static bool is_ro(const struct awfs_inode *in)
+{
+	return classify_class(in->state) == AWFS_CLASS_RO;
+}
+
+/* Events were lost: drop what the kernel keeps of every read-only inode. */
+static void overflowed(void)
+{
+	struct inode_ref *r;
+	size_t n = inode_collect(is_ro, &r);
+
+	log_msg(AWFS_LOG_WARN, "the inotify queue overflowed: dropping what the kernel caches of "
+		"%zu read-only inodes", n);
+	for (size_t i = 0; i < n && !__atomic_load_n(&w.stop, __ATOMIC_RELAXED); i++) {
+		if (r[i].name)
+			inval_entry(r[i].parent_id, r[i].name);
+		inval_inode(r[i].id);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(r[i].name);
+	free(r);
+}
+
+static void handle(const struct inotify_event *ev)
+{
+	uint64_t dir = 0, child = 0;
+	struct wnode *n;
+
+	if (ev->mask & IN_Q_OVERFLOW) {
+		overflowed();
+		return;
+	}
+	pthread_mutex_lock(&w.lock);
+	n = *slot(ev->wd);
+	if (n && (ev->mask & IN_IGNORED)) {
+		unlink_wd(ev->wd);	/* removed by the kernel: the directory is gone */
+	} else if (n && ev->len) {
+		const struct awfs_state *st = classify_child(w.classifier, n->dir->state, ev->name);
+
+		/* a writable name in a read-only directory changes through awfs
+		 * (its own writes: nothing to tell), like every writable path */
+		if (classify_class(st) != AWFS_CLASS_WRITE) {
+			dir = inode_nodeid(n->dir);
+			if (!(ev->mask & NAMESPACE))
+				child = child_id(n->dir, ev->name, st);
+		}
+	} else if (n) {
+		dir = inode_nodeid(n->dir);
+	}
+	pthread_mutex_unlock(&w.lock);
+	if (!dir)
+		return;
+	if (ev->len)
+		inval_entry(dir, ev->name);
+	if (!ev->len || (ev->mask & NAMESPACE))
+		inval_inode(dir);
+	if (child)
+		inval_inode(child);
+}
+
+static void *watch_main(void *arg)
+{
+	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
+	struct pollfd p[2] = { { .fd = w.ifd, .events = POLLIN }, { .fd = w.stopfd, .events = POLLIN } };
+
+	(void)arg;
+	while (!__atomic_load_n(&w.stop, __ATOMIC_RELAXED)) {
+		ssize_t len;
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		len = read(w.ifd, buf, sizeof(buf));
+		if (len < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (len <= 0)
+			break;
+		for (char *q = buf; q < buf + len && !__atomic_load_n(&w.stop, __ATOMIC_RELAXED);) {
+			const struct inotify_event *ev = (const struct inotify_event *)q;
+
+			handle(ev);
+			q += sizeof(*ev) + ev->len;
+		}
+	}
+	__atomic_store_n(&w.done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+int watch_start(struct fuse_session *se)
+{
+	sigset_t all, old;
+	int err;
+
+	if (w.ifd < 0)
+		return 0;
+	w.se = se;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = pthread_create(&w.tid, NULL, watch_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err == 0)
+		w.started = 1;
+	return err;
+}
+
+void watch_stop(void)
+{
+	uint64_t one = 1;
+
+	__atomic_store_n(&w.stop, 1, __ATOMIC_RELAXED);
+	if (w.stopfd >= 0)
+		(void)!write(w.stopfd, &one, sizeof(one));
+}
+
+bool watch_done(void)
+{
+	return !w.started || __atomic_load_n(&w.done, __ATOMIC_ACQUIRE);
+}
+
+void watch_fini(void)
+{
+	if (w.started) {
+		watch_stop();
+		pthread_join(w.tid, NULL);
+	}
+	w.started = 0;
+	if (w.ifd >= 0)
+		close(w.ifd);
+	if (w.stopfd >= 0)
+		close(w.stopfd);
+	w.ifd = w.stopfd = -1;
+	for (size_t i = 0; i < w.nbuckets; i++) {
+		for (struct wnode *e = w.buckets[i], *nx; e; e = nx) {
+			nx = e->next;
+			__atomic_store_n(&e->dir->wd, 0, __ATOMIC_RELEASE);
+			free(e);
+		}
+	}
+	free(w.buckets);
+	w.buckets = NULL;
+	w.nbuckets = w.count = 0;
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# hostchange.sh - what the host changes in read-only paths while the agent
+# runs reaches the agent at once (awfs watches those directories and tells
+# the kernel), and what it leaves alone is kept without asking awfs again.
+. "$(dirname "$0")/lib.sh"
+require_mount_env
+setup_fixture
+mkdir -p "$SRC/ro/dir/deep"
+echo DEEP1 >"$SRC/ro/dir/deep/f"
+chown -R "$AGENT_UID:$AGENT_UID" "$SRC/ro/dir"
+# -d: libfuse prints each request on stderr, so the test can count them
+mount_beside -d
+H=$SRC
+M=$MNT
+ERR=$T/awfs.stderr
+
+# soon NAME EXPECTED PROBE-ARGS...: the mount shows EXPECTED within 0.6 s of
+# the host's change, well inside the second a read-only path was cached for
+# without a watch (the first access just cached the old state)
+soon() {
+	local name=$1 want=$2
+	shift 2
+	for _ in $(seq 30); do [ "$(aprobe "$@")" = "$want" ] && break; sleep 0.02; done
+	check "$name" "$want" "$(aprobe "$@")"
+}
+mode_of() { aprobe stat "$1" | sed -n 's/.* mode=\([0-7]*\) .*/\1/p'; }
+soon_mode() {
+	local name=$1 want=$2 path=$3
+	for _ in $(seq 30); do [ "$(mode_of "$path")" = "$want" ] && break; sleep 0.02; done
+	check "$name" "$want" "$(mode_of "$path")"
+}
+
+expect "read a read-only file (now cached)" "OK:RODATA\x0a" read "$M/ro/file"
+echo NEWDATA-LONGER >"$H/ro/file"
+soon "host rewrites it: the new content at once" "OK:NEWDATA-LONGER\x0a" read "$M/ro/file"
+check "mode before the host's chmod" "0644" "$(mode_of "$M/ro/file")"
+chmod 600 "$H/ro/file"
+soon_mode "host chmods it: the new mode at once" "0600" "$M/ro/file"
+chmod 644 "$H/ro/file"
+soon_mode "  ... and back" "0644" "$M/ro/file"
+expect "a name that does not exist (the kernel keeps the absence)" "ENOENT" read "$M/ro/later"
+echo LATER >"$H/ro/later"
+chown "$AGENT_UID:$AGENT_UID" "$H/ro/later"
+soon "host creates it: there at once" "OK:LATER\x0a" read "$M/ro/later"
+soon "  ... and in the directory's listing" "OK:dir,file,hidden,later,link-out,link-to-secret" readdir "$M/ro"
+mv "$H/ro/later" "$H/ro/renamed"
+soon "host renames it: the old name is gone at once" "ENOENT" read "$M/ro/later"
+soon "  ... and the new one is there" "OK:LATER\x0a" read "$M/ro/renamed"
+rm "$H/ro/renamed"
+soon "host removes it: gone at once" "ENOENT" read "$M/ro/renamed"
+soon "  ... and from the listing" "OK:dir,file,hidden,link-out,link-to-secret" readdir "$M/ro"
+expect "a file two directories down" "OK:DEEP1\x0a" read "$M/ro/dir/deep/f"
+echo DEEP2 >>"$H/ro/dir/deep/f"
+soon "host appends to it: seen at once" "OK:DEEP1\x0aDEEP2\x0a" read "$M/ro/dir/deep/f"
+mkdir "$H/ro/dir/deep/sub"
+soon "host makes a directory there: seen at once" "OK:f,sub" readdir "$M/ro/dir/deep"
+# a name a glob mask hides, made by the host later: masked at once (empty)
+expect "no x.pem yet" "ENOENT" read "$M/x.pem"
+echo CERT2 >"$H/x.pem"
+soon "host makes x.pem: it appears masked, empty" "OK" read "$M/x.pem"
+expect "masked stays masked after the change" "OK" read "$M/x.pem"
+
+# unchanged, what the kernel learnt is kept past the second it was kept for
+# without a watch: no LOOKUP when the agent comes back after 1.5 s
+aprobe read "$M/ro/dir/deep/f" >/dev/null
+aprobe stat "$M/ro/file" >/dev/null
+sleep 1.5
+before=$(grep -c 'opcode: LOOKUP' "$ERR")
+aprobe read "$M/ro/dir/deep/f" >/dev/null
+aprobe stat "$M/ro/file" >/dev/null
+aprobe readdir "$M/ro" >/dev/null
+check "unchanged read-only paths: no lookup 1.5 s later" "$before" "$(grep -c 'opcode: LOOKUP' "$ERR")"
+unmount_awfs
+
+# cache=strict does not watch: a second, as before
+mount_beside -o cache=strict
+echo STRICT >"$H/ro/file"
+expect_soon "cache=strict: a host-side write in a read-only path appears" "OK:STRICT\x0a" read "$M/ro/file"
+check "cache=strict: no watch (no inotify instance)" "0" \
+	"$(find /proc/"$AWFS_PID"/fd -lname 'anon_inode:inotify' | wc -l)"
+unmount_awfs
+
+# events lost (the kernel's queue overflowed while awfs could not read it):
+# everything read-only the kernel holds is dropped, so the change made among
+# the lost events is seen anyway
+Q=/proc/sys/fs/inotify/max_queued_events
+q0=$(cat "$Q")
+trap 'echo "$q0" >"$Q"; cleanup' EXIT	# a system-wide setting: put back whatever happens
+echo 8 >"$Q"	# read when the instance is made: this mount's queue holds 8
+mount_beside
+echo "$q0" >"$Q"
+check "overflow: the system's queue size is put back" "$q0" "$(cat "$Q")"
+expect "overflow: read a read-only file (cached)" "OK:STRICT\x0a" read "$M/ro/file"
+expect "overflow: read a file below it (cached)" "OK:DEEP1\x0aDEEP2\x0a" read "$M/ro/dir/deep/f"
+kill -STOP "$AWFS_PID"
+for i in $(seq 20); do touch "$H/ro/dir/t$i"; done
+echo LOST >"$H/ro/file"
+echo LOST2 >"$H/ro/dir/deep/f"
+kill -CONT "$AWFS_PID"
+soon "overflow: the rewrite among the lost events is seen" "OK:LOST\x0a" read "$M/ro/file"
+soon "overflow: ... and the one below it" "OK:LOST2\x0a" read "$M/ro/dir/deep/f"
+check_match "overflow: logged" "the inotify queue overflowed" "$(cat "$LOG")"
+unmount_awfs
+check "host files as the host left them" "LOST" "$(cat "$H/ro/file")"
+finish
