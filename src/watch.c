@@ -17,6 +17,11 @@
  * those the timeout (cfg->timeout_watched) still bounds what the kernel
  * keeps.
  *
+ * Only directories on local file systems are watched (local_fs()): on a
+ * network or FUSE file system (virtiofs in a guest, NFS) inotify reports
+ * only what this kernel did, not what the host or another client does, so
+ * there the short timeout stays.
+ *
  * Only read-only directories are watched: awfs never changes them itself,
  * so every event is the host's (in writable paths awfs's own writes would
  * invalidate what the kernel just cached). For the same reason an event on
@@ -38,7 +43,9 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -110,6 +117,32 @@ static void grow(void)
 	w.nbuckets = nb;
 }
 
+#define ZFS_SUPER_MAGIC 0x2fc12fc1
+#define BCACHEFS_SUPER_MAGIC 0xca451a4e
+
+/* Whether inotify reports every change made to the file system of @fd. */
+static bool local_fs(int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) != 0)
+		return false;
+	switch ((unsigned long)sf.f_type) {
+	case EXT4_SUPER_MAGIC:	/* ext2, ext3 too */
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case F2FS_SUPER_MAGIC:
+	case ZFS_SUPER_MAGIC:
+	case BCACHEFS_SUPER_MAGIC:
+	case TMPFS_MAGIC:
+	case RAMFS_MAGIC:
+	case OVERLAYFS_SUPER_MAGIC:	/* changes made through the overlay */
+		return true;
+	default:
+		return false;
+	}
+}
+
 bool watch_dir(struct awfs_inode *dir)
 {
 	char path[32];
@@ -120,6 +153,8 @@ bool watch_dir(struct awfs_inode *dir)
 		return false;
 	if (__atomic_load_n(&dir->wd, __ATOMIC_ACQUIRE) > 0)
 		return true;
+	if (!local_fs(dir->fd))
+		return false;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", dir->fd);
 	pthread_mutex_lock(&w.lock);
 	wd = inotify_add_watch(w.ifd, path, WATCH_MASK);

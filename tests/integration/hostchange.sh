@@ -70,6 +70,28 @@ aprobe read "$M/ro/dir/deep/f" >/dev/null
 aprobe stat "$M/ro/file" >/dev/null
 aprobe readdir "$M/ro" >/dev/null
 check "unchanged read-only paths: no lookup 1.5 s later" "$before" "$(grep -c 'opcode: LOOKUP' "$ERR")"
+
+# a source on a FUSE file system (here a second awfs over this mount; in a
+# guest, virtiofs): inotify would report only what this kernel did, not the
+# host's changes, so nothing is watched there and a second is kept
+watches() { grep -c '^inotify wd:' /proc/"$1"/fdinfo/"$(find /proc/"$1"/fd -lname 'anon_inode:inotify' -printf '%f\n' | head -1)"; }
+M2=$T/mnt2
+mkdir -p "$M2"
+"$AWFS" "$M2" --policy "$POLICY" --source "$M" -f --log "$T/awfs2.log" 2>>"$T/awfs2.stderr" &
+P2=$!
+trap 'fusermount3 -u "$M2" 2>/dev/null; cleanup' EXIT
+for _ in $(seq 200); do [ "$(awfs_mounts "$M2")" -gt 0 ] && break; sleep 0.05; done
+expect "over a FUSE source: read a read-only file" "OK:NEWDATA-LONGER\x0a" read "$M2/ro/file"
+expect "  ... and a directory below it" "OK:f,sub" readdir "$M2/ro/dir/deep"
+check "  ... its read-only directories are not watched" "0" "$(watches "$P2")"
+check "  ... where those of the local source beneath are" "yes" "$([ "$(watches "$AWFS_PID")" -gt 0 ] && echo yes)"
+echo OVER-FUSE >"$H/ro/file"
+expect_soon "  ... a host change still appears (within the second)" "OK:OVER-FUSE\x0a" read "$M2/ro/file"
+fusermount3 -u "$M2"
+wait "$P2"
+check "  ... the second awfs exits cleanly" "0" "$?"
+trap cleanup EXIT
+
 unmount_awfs
 
 # cache=strict does not watch: a second, as before
