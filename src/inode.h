@@ -62,7 +62,8 @@ struct awfs_inode {
 					   (same number), the handle of every plain
 					   read-only open; listener thread only */
 	struct dir_snap *snaps;		/* directories: the listings in progress (ops.c) */
-	int wd;				/* directories: inotify watch (watch.c), 0 if none */
+	int wd;				/* directories: inotify watch (watch.c); 0 not tried,
+				   -1 not watchable */
 	uint32_t snap_gen;		/* directories: the number of the last listing */
 	struct awfs_inode *next;	/* hash chain */
 };

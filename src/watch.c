@@ -34,6 +34,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -43,7 +44,6 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
-#include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -54,6 +54,9 @@
 #define WATCH_MASK (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MODIFY | \
 		    IN_ATTRIB | IN_CLOSE_WRITE | IN_EXCL_UNLINK | IN_ONLYDIR)
 #define NAMESPACE (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)
+
+/* inode->wd of a directory that cannot be watched (tried once, not again) */
+#define WD_NONE (-1)
 
 struct wnode {
 	int wd;
@@ -147,12 +150,13 @@ bool watch_dir(struct awfs_inode *dir)
 {
 	char path[32];
 	struct wnode **pp, *n;
-	int wd;
+	int wd = __atomic_load_n(&dir->wd, __ATOMIC_ACQUIRE);
 
+	if (wd != 0)
+		return wd > 0;	/* watched, or tried before (WD_NONE) */
 	if (w.ifd < 0 || dir->fd < 0)
 		return false;
-	if (__atomic_load_n(&dir->wd, __ATOMIC_ACQUIRE) > 0)
-		return true;
+	__atomic_store_n(&dir->wd, WD_NONE, __ATOMIC_RELEASE);	/* unless watched below */
 	if (!local_fs(dir->fd))
 		return false;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", dir->fd);
