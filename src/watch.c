@@ -369,9 +369,10 @@ bool watch_done(void)
  * Closing an inotify instance that holds watches waits for the kernel to
  * free them (fsnotify: an SRCU grace period, 10-25 ms on this VM, measured
  * with strace -T), which held up the daemon's exit after every unmount. A
- * child sharing the instance makes the last close instead, once this
- * process has exited (its pipe then reads end-of-file): this close only
- * drops a reference. Without a child (fork failed), the close waits.
+ * child sharing the instance (and holding nothing else) makes the last
+ * close instead, once this process has exited (its pipe then reads
+ * end-of-file): this close only drops a reference. Without a child (fork
+ * failed), the close waits.
  */
 static void close_detached(int fd)
 {
@@ -381,9 +382,15 @@ static void close_detached(int fd)
 	if (pipe2(p, O_CLOEXEC) == 0) {
 		pid = fork();
 		if (pid == 0) {
+			int lo = fd < p[0] ? fd : p[0], hi = fd < p[0] ? p[0] : fd;
 			char c;
 
-			close(p[1]);
+			/* hold nothing else: no host file (an unmount of the source
+			 * would be busy), no stdout or stderr (a reader would wait) */
+			if (lo > 0)
+				(void)close_range(0, (unsigned)lo - 1, 0);
+			(void)close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
+			(void)close_range((unsigned)hi + 1, ~0U, 0);
 			while (read(p[0], &c, 1) < 0 && errno == EINTR)
 				;
 			_exit(0);	/* closes fd: the last reference */
