@@ -102,6 +102,41 @@ check "cache=strict: no watch (no inotify instance)" "0" \
 	"$(find /proc/"$AWFS_PID"/fd -lname 'anon_inode:inotify' | wc -l)"
 unmount_awfs
 
+# the host churns a read-only directory (appends, renames back and forth,
+# chmods) while a reader lists, stats and reads it through the mount without
+# pause: a moment after the host stops, the mount shows exactly the host's
+# names, sizes, modes and bytes (no reply made before a change outlives it)
+mount_beside
+C=$H/ro/churn
+mkdir "$C"
+for i in $(seq 90); do echo "$i" >"$C/f$i"; done
+churn_host() {
+	local end=$((SECONDS + 2))
+	while [ $SECONDS -lt $end ]; do
+		for i in $(seq 30); do
+			echo "$RANDOM" >>"$C/f$i"
+			mv "$C/f$((i + 30))" "$C/g$i"
+			chmod "6$((RANDOM % 8))$((RANDOM % 8))" "$C/f$((i + 60))"
+			mv "$C/g$i" "$C/f$((i + 30))"
+		done
+	done
+}
+churn_read() {
+	local end=$((SECONDS + 2))
+	while [ $SECONDS -lt $end ]; do
+		ls -l "$M/ro/churn" >/dev/null 2>&1
+		cat "$M/ro/churn"/* >/dev/null 2>&1
+	done
+}
+view() { (cd "$1" && stat -c '%n %s %a' -- * && cat -- *) | md5sum; }
+churn_host & ch=$!
+churn_read & cr=$!
+wait "$ch" "$cr"
+for _ in $(seq 30); do [ "$(view "$M/ro/churn")" = "$(view "$C")" ] && break; sleep 0.02; done
+check "after a churn read concurrently: the mount shows the host's state" "$(view "$C")" "$(view "$M/ro/churn")"
+unmount_awfs
+rm -rf "$C"
+
 # events lost (the kernel's queue overflowed while awfs could not read it):
 # everything read-only the kernel holds is dropped, so the change made among
 # the lost events is seen anyway
