@@ -59,6 +59,16 @@ rc=$?
 check "awfs-virtiofsd: a good mount starts virtiofsd (-o source=DIR,cache=...)" "0 yes" \
 	"$rc $([ -e "$T/virtiofsd-ran" ] && echo yes || echo no)"
 check "awfs-virtiofsd: leaves nothing mounted on the host" "0" "$(grep -c " $SRC " /proc/self/mountinfo)"
+# AWFS_OPTS reaches awfs: with xattr on, a missing attribute is ENODATA (off: EOPNOTSUPP);
+# the fake virtiofsd looks, from inside the wrapper's namespace, at the share it is given
+printf '#!/bin/sh\n"%s" getxattr "%s/rw/file" user.none >"%s/vfsd-xattr"\n' "$AWFS_PROBE" "$SRC" "$T" \
+	>"$T/fake-virtiofsd-x"
+chmod +x "$T/fake-virtiofsd-x"
+AWFS_POLICY="$POLICY" AWFS_BIN="$AWFS" AWFSCTL_BIN="$AWFSCTL" AWFS_LOG="$T/vfsd-awfs.log" AWFS_OPTS=xattr \
+	VIRTIOFSD_BIN="$T/fake-virtiofsd-x" \
+	"$CONTRIB/virtiofsd/awfs-virtiofsd" --socket-path="$T/sock" -o source="$SRC" >/dev/null 2>&1
+check "awfs-virtiofsd: AWFS_OPTS reaches awfs (xattrs on: ENODATA, not EOPNOTSUPP)" "ENODATA" \
+	"$(cat "$T/vfsd-xattr" 2>/dev/null)"
 out=$(AWFS_POLICY="$POLICY" "$CONTRIB/virtiofsd/awfs-virtiofsd" --socket-path="$T/sock" 2>&1)
 check "awfs-virtiofsd: no shared directory: exit 1" "1" "$?"
 
