@@ -141,32 +141,34 @@ static void insert(struct awfs_inode *in)
 	count++;
 }
 
+/* The host inode (dev, ino, state), the root included, or NULL; table_lock held. */
+static struct awfs_inode *find_host_locked(dev_t dev, ino_t ino, const struct awfs_state *state)
+{
+	if (dev == root.dev && ino == root.ino && state == root.state)
+		return &root;
+	for (struct awfs_inode *in = buckets[hash_key(dev, ino, state) % nbuckets]; in; in = in->next)
+		if (in->fd >= 0 && in->dev == dev && in->ino == ino && in->state == state)
+			return in;
+	return NULL;
+}
+
 struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct awfs_state *state,
 				   struct awfs_inode *dir, const char *name)
 {
 	struct awfs_inode *in;
 	bool pressed = false;
-	size_t b;
 
 	pthread_mutex_lock(&table_lock);
-	if (st->st_dev == root.dev && st->st_ino == root.ino && state == root.state) {
-		root.refs++;
+	in = find_host_locked(st->st_dev, st->st_ino, state);
+	if (in) {
+		in->refs++;
+		if (on_lru(in)) {	/* looked up again: the newest */
+			lru_unlink(in);
+			lru_push(in);
+		}
 		pthread_mutex_unlock(&table_lock);
 		close(fd);
-		return &root;
-	}
-	b = hash_key(st->st_dev, st->st_ino, state) % nbuckets;
-	for (in = buckets[b]; in; in = in->next) {
-		if (in->fd >= 0 && in->dev == st->st_dev && in->ino == st->st_ino && in->state == state) {
-			in->refs++;
-			if (on_lru(in)) {	/* looked up again: the newest */
-				lru_unlink(in);
-				lru_push(in);
-			}
-			pthread_mutex_unlock(&table_lock);
-			close(fd);
-			return in;
-		}
+		return in;
 	}
 	in = util_xcalloc(1, sizeof(*in));
 	in->fd = fd;
@@ -295,20 +297,12 @@ void inode_set_dir_free(void (*fn)(struct awfs_inode *dir))
 
 uint64_t inode_find_host(dev_t dev, ino_t ino, const struct awfs_state *state)
 {
-	uint64_t id = 0;
+	struct awfs_inode *in;
+	uint64_t id;
 
 	pthread_mutex_lock(&table_lock);
-	if (dev == root.dev && ino == root.ino && state == root.state) {
-		id = 1;
-	} else {
-		for (struct awfs_inode *in = buckets[hash_key(dev, ino, state) % nbuckets]; in;
-		     in = in->next) {
-			if (in->fd >= 0 && in->dev == dev && in->ino == ino && in->state == state) {
-				id = inode_nodeid(in);
-				break;
-			}
-		}
-	}
+	in = find_host_locked(dev, ino, state);
+	id = in ? inode_nodeid(in) : 0;
 	pthread_mutex_unlock(&table_lock);
 	return id;
 }
@@ -350,7 +344,7 @@ uint64_t inode_host_files(void)
 	return read_locked(&nfiles);
 }
 
-size_t inode_oldest(struct inode_victim *out, size_t max)
+size_t inode_oldest(struct inode_ref *out, size_t max)
 {
 	size_t n = 0;
 
@@ -358,6 +352,7 @@ size_t inode_oldest(struct inode_victim *out, size_t max)
 	while (n < max && n < nfiles && lru_tail) {
 		struct awfs_inode *in = lru_tail;
 
+		out[n].id = inode_nodeid(in);
 		out[n].parent_id = inode_nodeid(in->parent);
 		out[n].name = util_xstrdup(in->name);
 		n++;

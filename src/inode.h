@@ -97,16 +97,20 @@ void inode_set_dir_free(void (*fn)(struct awfs_inode *dir));
 /* The nodeid of the host inode (dev, ino, state), or 0 when the kernel has none. */
 uint64_t inode_find_host(dev_t dev, ino_t ino, const struct awfs_state *state);
 /*
- * Every host inode @want accepts (called under the table lock: it must not
- * call back into the table): its nodeid and, for a non-directory, its
- * directory's nodeid and a copy of the name it was found by (else 0 and
- * NULL). Sets *out (the caller frees it and the names); returns how many.
+ * An inode named for a notification to the kernel: its nodeid and, for a
+ * non-directory, its directory's nodeid and a copy of the name it was found
+ * by (else 0 and NULL; the receiver frees the name).
  */
 struct inode_ref {
 	uint64_t id;
 	uint64_t parent_id;
 	char *name;
 };
+/*
+ * Every host inode @want accepts (called under the table lock: it must not
+ * call back into the table). Sets *out (the caller frees it and the names);
+ * returns how many.
+ */
 size_t inode_collect(bool (*want)(const struct awfs_inode *in), struct inode_ref **out);
 /* Number of live inodes (for tests and the unmount summary). */
 uint64_t inode_count(void);
@@ -121,12 +125,8 @@ uint64_t inode_count(void);
  * name (the caller frees them), moved to the newest end so that the next
  * call names others. Returns how many.
  */
-struct inode_victim {
-	uint64_t parent_id;
-	char *name;
-};
 void inode_set_pressure(uint64_t high, void (*hook)(void));
 uint64_t inode_host_files(void);
-size_t inode_oldest(struct inode_victim *out, size_t max);
+size_t inode_oldest(struct inode_ref *out, size_t max);
 
 #endif

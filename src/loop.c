@@ -223,7 +223,7 @@ static void trim_poke(void)
 
 static void trim_round(void)
 {
-	static struct inode_victim v[TRIM_BATCH];
+	static struct inode_ref v[TRIM_BATCH];
 	uint64_t files = inode_host_files(), low = trim.high - trim.high / 4, want;
 	const struct timespec settle = { 0, 5 * 1000 * 1000 };
 	size_t n;

@@ -59,7 +59,7 @@ static struct awfs_inode *take(const char *name)
 static const char *oldest(size_t n)
 {
 	static char out[256];
-	struct inode_victim v[NFILES + 1];
+	struct inode_ref v[NFILES + 1];
 	size_t got = inode_oldest(v, n);
 
 	out[0] = '\0';
