@@ -90,7 +90,6 @@ static bool is_masked(const struct awfs_inode *in)
 }
 
 static void snaps_free(struct dir_snap *s);
-static bool watching;	/* read-only directories are watched (watch.h) */
 
 /* A directory is being freed: its listings and its watch go with it. */
 static void dir_free(struct awfs_inode *dir)
@@ -105,13 +104,13 @@ void ops_init(const struct awfs_ops_config *c)
 	cfg = c;
 	inode_set_dir_free(dir_free);
 	if (c->timeout_watched > c->timeout_shared) {
+		/* without an instance watch_dir() watches nothing: a second, as before */
 		int err = watch_init(c->classifier);
 
 		if (err)
 			log_msg(AWFS_LOG_WARN, "cannot watch read-only directories (inotify: %s): "
 				"host changes there are seen within a second", strerror(-err));
-		watching = err == 0;
-		if (watching && classify_class(inode_root()->state) == AWFS_CLASS_RO)
+		else if (classify_class(inode_root()->state) == AWFS_CLASS_RO)
 			(void)watch_dir(inode_root());
 	}
 	virt_dir.parent = inode_root();
@@ -411,7 +410,7 @@ static int do_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry
 	in = inode_take_host(fd, &sb, st, dir, name);
 	if (S_ISDIR(sb.st_mode) && refuse_folding(in, name))
 		return EACCES;
-	if (S_ISDIR(sb.st_mode) && classify_class(st) == AWFS_CLASS_RO && watching)
+	if (S_ISDIR(sb.st_mode) && classify_class(st) == AWFS_CLASS_RO)
 		(void)watch_dir(in);	/* before the reply: its entries' timeouts depend on it */
 	fill_entry(e, in, &sb, dir);
 	return 0;
@@ -907,7 +906,6 @@ static void ll_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 }
 
 /* ------------------------------------------------------------ directories */
-
 
 static void dir_add(struct dir_snap *d, size_t *cap, const char *name, ino_t ino,
 		    unsigned char type)

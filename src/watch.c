@@ -48,6 +48,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "host.h"
 #include "log.h"
 #include "util.h"
 
@@ -228,7 +229,7 @@ static uint64_t child_id(const struct awfs_inode *dir, const char *name,
 {
 	struct stat sb;
 
-	if (fstatat(dir->fd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+	if (host_stat_at(dir->fd, name, &sb) != 0)
 		return 0;
 	return inode_find_host(sb.st_dev, sb.st_ino, st);
 }

@@ -34,7 +34,11 @@
  * the short timeout).
  */
 int watch_init(struct awfs_classifier *c);
-/* Watch the host directory @dir (the listener thread); false when not watched. */
+/*
+ * Watch the host directory @dir (the listener thread); false when not
+ * watched: no instance (watch_init() not called, or failed), a file system
+ * inotify cannot follow, the watch limit.
+ */
 bool watch_dir(struct awfs_inode *dir);
 /* Whether changes in @dir are being watched (any thread). */
 bool watch_covers(const struct awfs_inode *dir);
