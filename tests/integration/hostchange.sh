@@ -14,30 +14,31 @@ H=$SRC
 M=$MNT
 ERR=$T/awfs.stderr
 
-# soon NAME EXPECTED PROBE-ARGS...: the mount shows EXPECTED within 0.6 s of
-# the host's change, well inside the second a read-only path was cached for
-# without a watch (the first access just cached the old state)
+# within NAME EXPECTED CMD...: CMD prints EXPECTED within 0.6 s of the host's
+# change, well inside the second a read-only path was cached for without a
+# watch (the first access just cached the old state)
+within() {
+	local name=$1 want=$2
+	shift 2
+	for _ in $(seq 30); do [ "$("$@")" = "$want" ] && break; sleep 0.02; done
+	check "$name" "$want" "$("$@")"
+}
+# soon NAME EXPECTED PROBE-ARGS...: the same for the probe, as the agent
 soon() {
 	local name=$1 want=$2
 	shift 2
-	for _ in $(seq 30); do [ "$(aprobe "$@")" = "$want" ] && break; sleep 0.02; done
-	check "$name" "$want" "$(aprobe "$@")"
+	within "$name" "$want" aprobe "$@"
 }
 mode_of() { aprobe stat "$1" | sed -n 's/.* mode=\([0-7]*\) .*/\1/p'; }
-soon_mode() {
-	local name=$1 want=$2 path=$3
-	for _ in $(seq 30); do [ "$(mode_of "$path")" = "$want" ] && break; sleep 0.02; done
-	check "$name" "$want" "$(mode_of "$path")"
-}
 
 expect "read a read-only file (now cached)" "OK:RODATA\x0a" read "$M/ro/file"
 echo NEWDATA-LONGER >"$H/ro/file"
 soon "host rewrites it: the new content at once" "OK:NEWDATA-LONGER\x0a" read "$M/ro/file"
 check "mode before the host's chmod" "0644" "$(mode_of "$M/ro/file")"
 chmod 600 "$H/ro/file"
-soon_mode "host chmods it: the new mode at once" "0600" "$M/ro/file"
+within "host chmods it: the new mode at once" "0600" mode_of "$M/ro/file"
 chmod 644 "$H/ro/file"
-soon_mode "  ... and back" "0644" "$M/ro/file"
+within "  ... and back" "0644" mode_of "$M/ro/file"
 expect "a name that does not exist (the kernel keeps the absence)" "ENOENT" read "$M/ro/later"
 echo LATER >"$H/ro/later"
 chown "$AGENT_UID:$AGENT_UID" "$H/ro/later"
@@ -132,8 +133,7 @@ view() { (cd "$1" && stat -c '%n %s %a' -- * && cat -- *) | md5sum; }
 churn_host & ch=$!
 churn_read & cr=$!
 wait "$ch" "$cr"
-for _ in $(seq 30); do [ "$(view "$M/ro/churn")" = "$(view "$C")" ] && break; sleep 0.02; done
-check "after a churn read concurrently: the mount shows the host's state" "$(view "$C")" "$(view "$M/ro/churn")"
+within "after a churn read concurrently: the mount shows the host's state" "$(view "$C")" view "$M/ro/churn"
 unmount_awfs
 rm -rf "$C"
 
