@@ -17,12 +17,7 @@ ERR=$T/awfs.stderr
 # within NAME EXPECTED CMD...: CMD prints EXPECTED within 0.6 s of the host's
 # change, well inside the second a read-only path was cached for without a
 # watch (the first access just cached the old state)
-within() {
-	local name=$1 want=$2
-	shift 2
-	for _ in $(seq 30); do [ "$("$@")" = "$want" ] && break; sleep 0.02; done
-	check "$name" "$want" "$("$@")"
-}
+within() { poll_check 30 0.02 "$@"; }
 # soon NAME EXPECTED PROBE-ARGS...: the same for the probe, as the agent
 soon() {
 	local name=$1 want=$2

@@ -150,13 +150,22 @@ expect() {
 	check "$name" "$want" "$(aprobe "$@")"
 }
 
+# poll_check TRIES PAUSE NAME EXPECTED CMD...: CMD prints EXPECTED, tried up
+# to TRIES times PAUSE seconds apart (a change made on the host, which the
+# mount shows once the kernel's copy is dropped)
+poll_check() {
+	local tries=$1 pause=$2 name=$3 want=$4
+	shift 4
+	for _ in $(seq "$tries"); do [ "$("$@")" = "$want" ] && break; sleep "$pause"; done
+	check "$name" "$want" "$("$@")"
+}
+
 # expect_soon NAME EXPECTED PROBE-ARGS...: expect, for a change made on the
 # host that the mount must show within its cache timeout: polls up to 4 s
 expect_soon() {
 	local name=$1 want=$2
 	shift 2
-	for _ in $(seq 40); do [ "$(aprobe "$@")" = "$want" ] && break; sleep 0.1; done
-	check "$name" "$want" "$(aprobe "$@")"
+	poll_check 40 0.1 "$name" "$want" aprobe "$@"
 }
 
 finish() {
