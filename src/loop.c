@@ -52,13 +52,23 @@
 
 struct loop;
 
+/*
+ * The largest request a worker serves: every slow opcode's header and
+ * arguments (COPY_FILE_RANGE, the largest, is 40 + 56 bytes). A worker gets
+ * a copy of the request, not the listener's buffer: the buffers a large
+ * WRITE has filled stay the listener's one, so the daemon's memory does not
+ * grow by a touched megabyte per worker.
+ */
+#define SLOW_MAX 256
+
 struct worker {
 	struct loop *loop;
 	pthread_t tid;
 	pthread_cond_t wake;
-	struct fuse_buf buf;	/* the request, while busy; else a spare buffer */
+	struct fuse_buf buf;	/* the request, while busy: in req */
 	int busy;
 	struct worker *next_idle;
+	uint64_t req[SLOW_MAX / sizeof(uint64_t)];
 };
 
 struct loop {
@@ -85,6 +95,8 @@ static int is_slow(const struct fuse_buf *buf)
 
 	if (buf->flags & FUSE_BUF_IS_FD)
 		return 0;	/* the payload is in this thread's pipe */
+	if (buf->size > SLOW_MAX)
+		return 0;
 	switch (in->opcode) {
 	case FUSE_READ:
 	case FUSE_FSYNC:
@@ -143,10 +155,9 @@ static struct worker *worker_start(struct loop *l)
 	return w;
 }
 
-/* Give the request in *buf to a worker; 0 if none is free (serve it here). */
-static int hand_off(struct loop *l, struct fuse_buf *buf)
+/* Give a copy of the request in *buf to a worker; 0 if none is free (serve it here). */
+static int hand_off(struct loop *l, const struct fuse_buf *buf)
 {
-	struct fuse_buf spare;
 	struct worker *w;
 
 	pthread_mutex_lock(&l->lock);
@@ -162,11 +173,8 @@ static int hand_off(struct loop *l, struct fuse_buf *buf)
 			return 0;
 		l->workers[l->nworkers++] = w;	/* only the listener adds */
 	}
-	/* swap buffers: no allocation per request */
-	spare = w->buf;
-	w->buf = *buf;
-	*buf = spare;
-	buf->flags = 0;
+	memcpy(w->req, buf->mem, buf->size);	/* is_slow(): at most SLOW_MAX */
+	w->buf = (struct fuse_buf){ .size = buf->size, .mem = w->req };
 	pthread_mutex_lock(&l->lock);
 	w->busy = 1;
 	pthread_cond_signal(&w->wake);
@@ -384,7 +392,6 @@ out:
 	for (i = 0; i < l.nworkers; i++) {
 		pthread_join(l.workers[i]->tid, NULL);
 		pthread_cond_destroy(&l.workers[i]->wake);
-		free(l.workers[i]->buf.mem);
 		free(l.workers[i]);
 	}
 	free(l.workers);

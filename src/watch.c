@@ -42,7 +42,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -372,30 +374,70 @@ bool watch_done(void)
  * with strace -T), which held up the daemon's exit after every unmount. A
  * child sharing the instance (and holding nothing else) makes the last
  * close instead, once this process has exited (its pipe then reads
- * end-of-file): this close only drops a reference. Without a child (fork
+ * end-of-file): this close only drops a reference. Without a child (clone
  * failed), the close waits.
+ *
+ * The child shares this process's memory (CLONE_VM: no page tables to
+ * copy, which fork() took 0.3-0.5 ms of the unmount for) and runs on a
+ * stack of its own below; it makes system calls only, starts with every
+ * signal blocked, and touches no memory this process still uses. ASan
+ * cannot follow a thread it did not start on a stack it did not make: a
+ * sanitizer build forks.
  */
+#if defined(__SANITIZE_ADDRESS__)
+#define CLOSER_FORKS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CLOSER_FORKS 1
+#endif
+#endif
+
+struct closer {
+	int fd;		/* the instance */
+	int rd;		/* the pipe's read end: end-of-file once this process is gone */
+};
+
+static int closer_main(void *arg)
+{
+	const struct closer *c = arg;
+	int lo = c->fd < c->rd ? c->fd : c->rd, hi = c->fd < c->rd ? c->rd : c->fd;
+	char ch;
+
+	/* hold nothing else: no host file (an unmount of the source would be
+	 * busy), no /dev/fuse, no stdout or stderr (a reader would wait) */
+	if (lo > 0)
+		(void)syscall(SYS_close_range, 0, lo - 1, 0);
+	if (hi - lo > 1)
+		(void)syscall(SYS_close_range, lo + 1, hi - 1, 0);
+	(void)syscall(SYS_close_range, hi + 1, ~0U, 0);
+	(void)syscall(SYS_read, c->rd, &ch, 1);	/* no EINTR: signals blocked */
+	return 0;	/* the child's exit closes fd: the last reference */
+}
+
 static void close_detached(int fd)
 {
+	static struct closer c;
 	int p[2];
 	pid_t pid = -1;
 
 	if (pipe2(p, O_CLOEXEC) == 0) {
+		c.fd = fd;
+		c.rd = p[0];
+#ifdef CLOSER_FORKS
 		pid = fork();
-		if (pid == 0) {
-			int lo = fd < p[0] ? fd : p[0], hi = fd < p[0] ? p[0] : fd;
-			char c;
+		if (pid == 0)
+			_exit(closer_main(&c));
+#else
+		{
+			static char stack[16384] __attribute__((aligned(64)));
+			sigset_t all, old;
 
-			/* hold nothing else: no host file (an unmount of the source
-			 * would be busy), no stdout or stderr (a reader would wait) */
-			if (lo > 0)
-				(void)close_range(0, (unsigned)lo - 1, 0);
-			(void)close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
-			(void)close_range((unsigned)hi + 1, ~0U, 0);
-			while (read(p[0], &c, 1) < 0 && errno == EINTR)
-				;
-			_exit(0);	/* closes fd: the last reference */
+			sigfillset(&all);
+			pthread_sigmask(SIG_BLOCK, &all, &old);
+			pid = clone(closer_main, stack + sizeof(stack), CLONE_VM | SIGCHLD, &c);
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
 		}
+#endif
 		close(p[0]);
 		if (pid < 0)
 			close(p[1]);

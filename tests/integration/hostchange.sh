@@ -154,4 +154,26 @@ soon "overflow: ... and the one below it" "OK:LOST2\x0a" read "$M/ro/dir/deep/f"
 check_match "overflow: logged" "the inotify queue overflowed" "$(cat "$LOG")"
 unmount_awfs
 check "host files as the host left them" "LOST" "$(cat "$H/ro/file")"
+
+# at exit the instance's last close (which waits for the kernel to free the
+# watches) is made by a short-lived child holding nothing else: a source on
+# its own file system can be unmounted as soon as awfs has exited, and the
+# child is gone within a second
+TS=$T/tmpfs-src
+mkdir -p "$TS"
+mount -t tmpfs -o size=4m awfs-test "$TS"
+trap 'umount -l "$TS" 2>/dev/null; cleanup' EXIT
+cp -a "$H"/. "$TS"/	# the fixture: the policy's writable targets
+mkdir -p "$TS/ro/a/b"
+echo TMPFS >"$TS/ro/a/b/f"
+SRC=$TS mount_beside
+expect "a source on its own tmpfs: read two levels down (watched)" "OK:TMPFS\x0a" read "$M/ro/a/b/f"
+check "  ... its directories are watched" "yes" "$([ "$(watches "$AWFS_PID")" -ge 3 ] && echo yes)"
+pid=$AWFS_PID
+unmount_awfs
+check "  ... the source unmounts at once after awfs exits (nothing of it held)" "ok" \
+	"$(umount "$TS" 2>&1 && echo ok)"
+left() { pgrep -f "$AWFS $M " | wc -l; }
+within "  ... and no awfs process is left for this mount" "0" left
+check "  ... awfs exited cleanly" "0" "$AWFS_RC"
 finish
