@@ -26,7 +26,8 @@
  * never from a request's own thread, as libfuse requires); the kernel then
  * forgets those it does not use, and their fds are closed. A walk over more
  * files than the limit costs lookups again instead of EMFILE; what the kernel
- * cannot drop (files held open) keeps its fd.
+ * cannot drop (files held open) keeps its fd. It is started the first time
+ * the mark is passed.
  *
  * A fourth, the watcher (watch.c), turns the host's changes in read-only
  * directories into invalidations. Both stop before the loop returns, the
@@ -47,6 +48,7 @@
 #include <time.h>
 
 #include "inode.h"
+#include "log.h"
 #include "loop.h"
 #include "watch.h"
 
@@ -114,6 +116,8 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct loop *l = w->loop;
+
+	pthread_setname_np(pthread_self(), "awfs-worker");
 
 	pthread_mutex_lock(&l->lock);
 	for (;;) {
@@ -213,15 +217,40 @@ static int receive(struct loop *l, struct fuse_buf *buf, uint64_t spin_ns)
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	int poked, stop, done;
+	int started, poked, stop, done;
+	pthread_t tid;
 	struct fuse_session *se;
 	uint64_t high;
 } trim = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
 
-/* The inode table's pressure hook: called on each host file added past high. */
+static void *trim_main(void *arg);
+
+/*
+ * The inode table's pressure hook: called on each host file added past high.
+ * The trimmer starts here, the first time: a mount that never holds that
+ * many files never has one (a thread less to start and stop).
+ */
 static void trim_poke(void)
 {
 	pthread_mutex_lock(&trim.lock);
+	if (!trim.started && !trim.stop) {
+		sigset_t all, old;
+		int err;
+
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		err = pthread_create(&trim.tid, NULL, trim_main, NULL);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (err) {
+			/* no trimmer: lookups past the fd limit fail with EMFILE */
+			inode_set_pressure(UINT64_MAX, NULL);
+			log_msg(AWFS_LOG_ERR, "cannot start the trimmer: %s; past the open file limit lookups will fail (EMFILE)",
+				strerror(err));
+			pthread_mutex_unlock(&trim.lock);
+			return;
+		}
+		trim.started = 1;
+	}
 	if (!trim.poked) {
 		trim.poked = 1;
 		pthread_cond_signal(&trim.wake);
@@ -259,6 +288,7 @@ static void trim_round(void)
 static void *trim_main(void *arg)
 {
 	(void)arg;
+	pthread_setname_np(pthread_self(), "awfs-trim");	/* top -H, /proc/PID/task */
 	pthread_mutex_lock(&trim.lock);
 	while (!trim.stop) {
 		if (!trim.poked) {
@@ -275,31 +305,22 @@ static void *trim_main(void *arg)
 	return NULL;
 }
 
-/* Start the trimmer; 0 when it runs. */
-static int trim_start(struct fuse_session *se, uint64_t high, pthread_t *tid)
+/* Arm the trimmer: it starts past @high host files (trim_poke()). */
+static void trim_arm(struct fuse_session *se, uint64_t high)
 {
-	sigset_t all, old;
-	int err;
-
 	trim.se = se;
 	trim.high = high;
-	trim.stop = trim.poked = trim.done = 0;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	err = pthread_create(tid, NULL, trim_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err)
-		return err;
+	trim.started = trim.stop = trim.poked = trim.done = 0;
 	inode_set_pressure(high, trim_poke);
-	return 0;
 }
 
+/* The trimmer has stopped, or never started. */
 static int trim_done(void)
 {
 	int done;
 
 	pthread_mutex_lock(&trim.lock);
-	done = trim.done;
+	done = !trim.started || trim.done;
 	pthread_mutex_unlock(&trim.lock);
 	return done;
 }
@@ -311,7 +332,7 @@ static int trim_done(void)
  * listener goes on serving (after a signal libfuse has marked the session
  * exited; it is marked again after), until the device is gone.
  */
-static void helpers_stop(struct loop *l, struct fuse_buf *buf, int trimming, pthread_t trim_tid)
+static void helpers_stop(struct loop *l, struct fuse_buf *buf, int trimming)
 {
 	const struct timespec pause = { 0, 1000 * 1000 };
 	int exited = fuse_session_exited(l->se), res;
@@ -335,15 +356,14 @@ static void helpers_stop(struct loop *l, struct fuse_buf *buf, int trimming, pth
 		else
 			break;	/* unmounted: the notification fails at once */
 	}
-	if (trimming)
-		pthread_join(trim_tid, NULL);
+	if (trimming && trim.started)	/* stop is set: started no longer changes */
+		pthread_join(trim.tid, NULL);
 	if (exited)
 		fuse_session_exit(l->se);
 }
 
 int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, uint64_t files_high)
 {
-	pthread_t trim_tid = 0;
 	int trimming = 0;
 	struct loop l = { .se = se, .max_workers = max_workers };
 	struct fuse_buf buf = { .mem = NULL };
@@ -357,9 +377,7 @@ int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, ui
 		return -ENOMEM;
 	pthread_mutex_init(&l.lock, NULL);
 	if (files_high) {
-		res = -trim_start(se, files_high, &trim_tid);
-		if (res)
-			goto out;
+		trim_arm(se, files_high);
 		trimming = 1;
 	}
 	res = -watch_start(se);
@@ -383,7 +401,7 @@ int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, ui
 	if (res > 0 || res == -EINTR)	/* unmounted, or stopped by a signal */
 		res = 0;
 out:
-	helpers_stop(&l, &buf, trimming, trim_tid);
+	helpers_stop(&l, &buf, trimming);
 	pthread_mutex_lock(&l.lock);
 	l.stop = 1;
 	for (i = 0; i < l.nworkers; i++)

@@ -313,6 +313,7 @@ static void *watch_main(void *arg)
 	struct pollfd p[2] = { { .fd = w.ifd, .events = POLLIN }, { .fd = w.stopfd, .events = POLLIN } };
 
 	(void)arg;
+	pthread_setname_np(pthread_self(), "awfs-watch");
 	while (!__atomic_load_n(&w.stop, __ATOMIC_RELAXED)) {
 		ssize_t len;
 

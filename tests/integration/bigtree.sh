@@ -36,6 +36,8 @@ check "the daemon's open file limit is $LIMIT" "$LIMIT" \
 check_match "awfs says what the limit means" "open file limit is $LIMIT; awfs keeps the fds of at most $((LIMIT / 8 * 5)) files" \
 	"$(cat "$T/awfs.stderr")"
 nfds() { ls "/proc/$AWFS_PID/fd" | wc -l; }
+trimmers() { grep -lx awfs-trim /proc/"$AWFS_PID"/task/*/comm 2>/dev/null | wc -l; }
+check "no trimmer thread before the mark is passed" "0" "$(trimmers)"
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$AWFS_PID/status"; }
 # the largest fd count seen while walking
 sample() { local m=0 n; while :; do n=$(nfds); [ "$n" -gt "$m" ] && m=$n && echo "$m" >"$T/maxfds"; sleep 0.1; done; }
@@ -48,6 +50,7 @@ for walk in 1 2 3; do
 	eval "rss$walk=$(rss)"
 done
 kill "$SAMPLER"; wait "$SAMPLER" 2>/dev/null
+check "the trimmer started when the mark was passed (one thread)" "1" "$(trimmers)"
 maxfds=$(cat "$T/maxfds")
 echo "# $total files walked 3 times with $LIMIT fds: at most $maxfds fds open; RSS after walks 1..3: $rss1 $rss2 $rss3 kB"
 check "the fds stayed below the limit ($maxfds of $LIMIT at most)" "yes" "$([ "$maxfds" -lt "$LIMIT" ] && echo yes)"
