@@ -75,7 +75,7 @@ M2=$T/mnt2
 mkdir -p "$M2"
 "$AWFS" "$M2" --policy "$POLICY" --source "$M" -f --log "$T/awfs2.log" 2>>"$T/awfs2.stderr" &
 P2=$!
-trap 'fusermount3 -u "$M2" 2>/dev/null; cleanup' EXIT
+AT_EXIT='fusermount3 -u "$M2" 2>/dev/null'
 for _ in $(seq 200); do [ "$(awfs_mounts "$M2")" -gt 0 ] && break; sleep 0.05; done
 expect "over a FUSE source: read a read-only file" "OK:NEWDATA-LONGER\x0a" read "$M2/ro/file"
 expect "  ... and a directory below it" "OK:f,sub" readdir "$M2/ro/dir/deep"
@@ -86,7 +86,7 @@ expect_soon "  ... a host change still appears (within the second)" "OK:OVER-FUS
 fusermount3 -u "$M2"
 wait "$P2"
 check "  ... the second awfs exits cleanly" "0" "$?"
-trap cleanup EXIT
+AT_EXIT=""
 
 unmount_awfs
 
@@ -137,7 +137,7 @@ rm -rf "$C"
 # the lost events is seen anyway
 Q=/proc/sys/fs/inotify/max_queued_events
 q0=$(cat "$Q")
-trap 'echo "$q0" >"$Q"; cleanup' EXIT	# a system-wide setting: put back whatever happens
+AT_EXIT='echo "$q0" >"$Q"'	# a system-wide setting: put back whatever happens
 echo 8 >"$Q"	# read when the instance is made: this mount's queue holds 8
 mount_beside
 echo "$q0" >"$Q"
@@ -162,7 +162,7 @@ check "host files as the host left them" "LOST" "$(cat "$H/ro/file")"
 TS=$T/tmpfs-src
 mkdir -p "$TS"
 mount -t tmpfs -o size=4m awfs-test "$TS"
-trap 'umount -l "$TS" 2>/dev/null; cleanup' EXIT
+AT_EXIT='umount -l "$TS" 2>/dev/null'
 cp -a "$H"/. "$TS"/	# the fixture: the policy's writable targets
 mkdir -p "$TS/ro/a/b"
 echo TMPFS >"$TS/ro/a/b/f"

@@ -29,8 +29,12 @@ require_mount_env() {
 	[ -r /proc/self/mountinfo ] || skip "no /proc/self/mountinfo"
 }
 
+# AT_EXIT: shell commands a test adds to the cleanup (eval'ed first; their
+# status never replaces the test's own)
+AT_EXIT=""
 cleanup() {
 	local rc=$?
+	[ -n "$AT_EXIT" ] && eval "$AT_EXIT"
 	if [ "$rc" != 0 ] && [ "$rc" != 77 ] && [ -n "$T" ]; then
 		# explain a failure: what awfs said
 		for f in "$T/awfs.stderr" "${LOG:-}"; do
