@@ -547,9 +547,9 @@ static void add_mount_options(struct fuse_args *args, const char *src)
 #define AWFS_MIN_NOFILE 65536
 
 /*
- * How many host files may hold an fd before the kernel is asked to drop
- * some (see loop.c): 5/8 of the open file limit, the rest for directories,
- * open files, and the files looked up while the kernel forgets.
+ * How many host files and directories may hold an fd before the kernel is
+ * asked to drop some files (see loop.c): 5/8 of the open file limit, the
+ * rest for open files and the files looked up while the kernel forgets.
  */
 static uint64_t files_high(void)
 {
@@ -592,7 +592,7 @@ static int raise_nofile(void)
 		}
 	}
 	if (rl.rlim_cur < AWFS_MIN_NOFILE)
-		fprintf(stderr, "awfs: note: the open file limit is %llu; awfs keeps the fds of at most %llu files and asks the kernel to drop the least recently used beyond that, which costs lookups again (raise the hard limit: ulimit -Hn %d, or LimitNOFILE= in a unit)\n",
+		fprintf(stderr, "awfs: note: the open file limit is %llu; awfs keeps the fds of at most %llu files and directories and asks the kernel to drop the least recently used files beyond that, which costs lookups again (raise the hard limit: ulimit -Hn %d, or LimitNOFILE= in a unit)\n",
 			(unsigned long long)rl.rlim_cur, (unsigned long long)files_high(), AWFS_WANT_NOFILE);
 	return 0;
 }

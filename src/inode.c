@@ -22,6 +22,7 @@ static uint64_t count;
 static uint64_t id_key;		/* see inode_get() */
 static struct awfs_inode *lru_head, *lru_tail;	/* host non-directories, newest first */
 static uint64_t nfiles;		/* on that list */
+static uint64_t ndirs;		/* host directories (each holds an fd), not the root */
 static uint64_t pressure_high = UINT64_MAX;
 static void (*pressure_hook)(void);
 static void (*dir_free)(struct awfs_inode *dir);
@@ -183,8 +184,10 @@ struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct a
 		dir->refs++;
 		lru_push(in);
 		nfiles++;
-		pressed = nfiles > pressure_high && pressure_hook;
+	} else {
+		ndirs++;
 	}
+	pressed = nfiles + ndirs > pressure_high && pressure_hook;
 	insert(in);
 	pthread_mutex_unlock(&table_lock);
 	if (pressed)
@@ -260,6 +263,8 @@ void inode_put(struct awfs_inode *in, uint64_t n)
 		if (on_lru(in)) {
 			lru_unlink(in);
 			nfiles--;
+		} else if (in->type == S_IFDIR && in->fd >= 0) {
+			ndirs--;
 		}
 		pthread_mutex_unlock(&table_lock);
 
@@ -342,6 +347,11 @@ void inode_set_pressure(uint64_t high, void (*hook)(void))
 uint64_t inode_host_files(void)
 {
 	return read_locked(&nfiles);
+}
+
+uint64_t inode_host_dirs(void)
+{
+	return read_locked(&ndirs);
 }
 
 size_t inode_oldest(struct inode_ref *out, size_t max)

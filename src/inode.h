@@ -117,9 +117,11 @@ uint64_t inode_count(void);
 
 /*
  * Open file limit relief. Every host inode holds an fd, and the kernel
- * decides how many it keeps; past @high host non-directories, @hook (set
- * once, before serving) is called, outside the table lock, each time one is
- * added. inode_oldest() then names the least recently looked-up ones so
+ * decides how many it keeps; past @high host inodes (files and directories
+ * together), @hook (set once, before serving) is called, outside the table
+ * lock, each time one is added. inode_oldest() then names the least
+ * recently looked-up non-directories (a directory is never named: dropping
+ * it would drop its whole subtree) so
  * that the kernel can be asked to drop them (it forgets them, and their fds
  * are closed): up to @max, each its directory's nodeid and a copy of its
  * name (the caller frees them), moved to the newest end so that the next
@@ -127,6 +129,7 @@ uint64_t inode_count(void);
  */
 void inode_set_pressure(uint64_t high, void (*hook)(void));
 uint64_t inode_host_files(void);
+uint64_t inode_host_dirs(void);
 size_t inode_oldest(struct inode_ref *out, size_t max);
 
 #endif

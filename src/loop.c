@@ -21,9 +21,11 @@
  *
  * A third kind of thread, the trimmer, keeps the open file limit out of
  * reach: every host inode holds an fd, and the kernel decides how many
- * inodes it keeps. Past files_high host non-directories, the trimmer asks
- * the kernel to drop the entries looked up least recently (a notification,
- * never from a request's own thread, as libfuse requires); the kernel then
+ * inodes it keeps. Past files_high host inodes (directories count, but
+ * only files are dropped: a directory would take its subtree with it), the
+ * trimmer asks the kernel to drop the files looked up least recently (a
+ * notification, never from a request's own thread, as libfuse requires);
+ * the kernel then
  * forgets those it does not use, and their fds are closed. A walk over more
  * files than the limit costs lookups again instead of EMFILE; what the kernel
  * cannot drop (files held open) keeps its fd. It is started the first time
@@ -261,14 +263,22 @@ static void trim_poke(void)
 static void trim_round(void)
 {
 	static struct inode_ref v[TRIM_BATCH];
-	uint64_t files = inode_host_files(), low = trim.high - trim.high / 4, want;
+	static int told;
+	uint64_t files = inode_host_files(), dirs = inode_host_dirs();
+	uint64_t low = trim.high - trim.high / 4, want;
 	const struct timespec settle = { 0, 5 * 1000 * 1000 };
 	size_t n;
 
-	if (files <= low)
+	if (files + dirs <= low)
 		return;
-	/* down to 3/4 of high, oldest first */
-	for (want = files - low; want > 0; want -= n) {
+	if (dirs > low && !told) {
+		told = 1;
+		log_msg(AWFS_LOG_WARN, "the kernel holds %llu directories, more than the %llu fds awfs keeps for files and directories: files are dropped as soon as they are looked up, and past the open file limit lookups fail (EMFILE); raise the limit (ulimit -Hn, LimitNOFILE=)",
+			(unsigned long long)dirs, (unsigned long long)trim.high);
+	}
+	/* down to 3/4 of high, oldest files first (directories stay) */
+	want = files + dirs - low;
+	for (want = want < files ? want : files; want > 0; want -= n) {
 		n = inode_oldest(v, want < TRIM_BATCH ? (size_t)want : TRIM_BATCH);
 		if (n == 0)
 			break;
