@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/fsuid.h>
+#include <sys/inotify.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -384,6 +385,15 @@ int host_statfs(int fd, struct statvfs *sv)
 static void proc_path(int fd, char buf[32])
 {
 	snprintf(buf, 32, "/proc/self/fd/%d", fd);
+}
+
+int host_add_watch(int ifd, int fd, uint32_t mask, int *wd)
+{
+	char p[32];
+
+	proc_path(fd, p);	/* inotify takes a path: the pinned directory's */
+	*wd = inotify_add_watch(ifd, p, mask);
+	return *wd < 0 ? errno : 0;
 }
 
 int host_getxattr(int fd, bool is_symlink, const char *name, void *buf, size_t size, size_t *len)

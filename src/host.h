@@ -88,6 +88,8 @@ int host_truncate(int fd, int fh, off_t size);
 /* Set times through @fh when >= 0, else through the O_PATH fd. */
 int host_utimens(int fd, int fh, const struct timespec ts[2], bool is_symlink);
 int host_statfs(int fd, struct statvfs *sv);
+/* Add an inotify watch (@ifd, @mask) on the directory pinned by @fd; sets *wd. */
+int host_add_watch(int ifd, int fd, uint32_t mask, int *wd);
 
 int host_getxattr(int fd, bool is_symlink, const char *name, void *buf, size_t size, size_t *len);
 int host_listxattr(int fd, bool is_symlink, char *buf, size_t size, size_t *len);

@@ -151,9 +151,8 @@ static bool local_fs(int fd)
 
 bool watch_dir(struct awfs_inode *dir)
 {
-	char path[32];
 	struct wnode **pp, *n;
-	int wd = __atomic_load_n(&dir->wd, __ATOMIC_ACQUIRE);
+	int wd = __atomic_load_n(&dir->wd, __ATOMIC_ACQUIRE), err;
 
 	if (wd != 0)
 		return wd > 0;	/* watched, or tried before (WD_NONE) */
@@ -162,12 +161,9 @@ bool watch_dir(struct awfs_inode *dir)
 	__atomic_store_n(&dir->wd, WD_NONE, __ATOMIC_RELEASE);	/* unless watched below */
 	if (!local_fs(dir->fd))
 		return false;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", dir->fd);
 	pthread_mutex_lock(&w.lock);
-	wd = inotify_add_watch(w.ifd, path, WATCH_MASK);
-	if (wd < 0) {
-		int err = errno;
-
+	err = host_add_watch(w.ifd, dir->fd, WATCH_MASK, &wd);
+	if (err) {
 		if (err == ENOSPC && !w.limit_noted) {
 			w.limit_noted = 1;
 			log_msg(AWFS_LOG_WARN, "the inotify watch limit is reached (fs.inotify.max_user_watches): "
