@@ -120,12 +120,11 @@ uint64_t inode_count(void);
  * decides how many it keeps; past @high host inodes (files and directories
  * together), @hook (set once, before serving) is called, outside the table
  * lock, each time one is added. inode_oldest() then names the least
- * recently looked-up non-directories (a directory is never named: dropping
- * it would drop its whole subtree) so
- * that the kernel can be asked to drop them (it forgets them, and their fds
- * are closed): up to @max, each its directory's nodeid and a copy of its
- * name (the caller frees them), moved to the newest end so that the next
- * call names others. Returns how many.
+ * recently looked-up non-directories (never a directory: dropping it would
+ * drop its whole subtree) so that the kernel can be asked to drop them (it
+ * forgets them, and their fds are closed): up to @max, each its directory's
+ * nodeid and a copy of its name (the caller frees them), moved to the
+ * newest end so that the next call names others. Returns how many.
  */
 void inode_set_pressure(uint64_t high, void (*hook)(void));
 uint64_t inode_host_files(void);

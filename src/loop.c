@@ -25,11 +25,10 @@
  * only files are dropped: a directory would take its subtree with it), the
  * trimmer asks the kernel to drop the files looked up least recently (a
  * notification, never from a request's own thread, as libfuse requires);
- * the kernel then
- * forgets those it does not use, and their fds are closed. A walk over more
- * files than the limit costs lookups again instead of EMFILE; what the kernel
- * cannot drop (files held open) keeps its fd. It is started the first time
- * the mark is passed.
+ * the kernel then forgets those it does not use, and their fds are closed.
+ * A walk over more files than the limit costs lookups again instead of
+ * EMFILE; what the kernel cannot drop (files held open) keeps its fd. The
+ * trimmer is started the first time the mark is passed.
  *
  * A fourth, the watcher (watch.c), turns the host's changes in read-only
  * directories into invalidations. Both stop before the loop returns, the
@@ -228,9 +227,9 @@ static struct {
 static void *trim_main(void *arg);
 
 /*
- * The inode table's pressure hook: called on each host file added past high.
- * The trimmer starts here, the first time: a mount that never holds that
- * many files never has one (a thread less to start and stop).
+ * The inode table's pressure hook: called on each host inode added past
+ * high. The trimmer starts here, the first time: a mount that never holds
+ * that many never has one (a thread less to start and stop).
  */
 static void trim_poke(void)
 {
@@ -276,9 +275,11 @@ static void trim_round(void)
 		log_msg(AWFS_LOG_WARN, "the kernel holds %llu directories, more than the %llu fds awfs keeps for files and directories: files are dropped as soon as they are looked up, and past the open file limit lookups fail (EMFILE); raise the limit (ulimit -Hn, LimitNOFILE=)",
 			(unsigned long long)dirs, (unsigned long long)trim.high);
 	}
-	/* down to 3/4 of high, oldest files first (directories stay) */
+	/* down to 3/4 of high, oldest files first: directories stay */
 	want = files + dirs - low;
-	for (want = want < files ? want : files; want > 0; want -= n) {
+	if (want > files)
+		want = files;
+	for (; want > 0; want -= n) {
 		n = inode_oldest(v, want < TRIM_BATCH ? (size_t)want : TRIM_BATCH);
 		if (n == 0)
 			break;
@@ -315,7 +316,7 @@ static void *trim_main(void *arg)
 	return NULL;
 }
 
-/* Arm the trimmer: it starts past @high host files (trim_poke()). */
+/* Arm the trimmer: it starts past @high host inodes (trim_poke()). */
 static void trim_arm(struct fuse_session *se, uint64_t high)
 {
 	trim.se = se;
@@ -342,22 +343,20 @@ static int trim_done(void)
  * listener goes on serving (after a signal libfuse has marked the session
  * exited; it is marked again after), until the device is gone.
  */
-static void helpers_stop(struct loop *l, struct fuse_buf *buf, int trimming)
+static void helpers_stop(struct loop *l, struct fuse_buf *buf)
 {
 	const struct timespec pause = { 0, 1000 * 1000 };
 	int exited = fuse_session_exited(l->se), res;
 
-	if (trimming) {
-		inode_set_pressure(UINT64_MAX, NULL);
-		pthread_mutex_lock(&trim.lock);
-		__atomic_store_n(&trim.stop, 1, __ATOMIC_RELAXED);
-		pthread_cond_signal(&trim.wake);
-		pthread_mutex_unlock(&trim.lock);
-	}
+	inode_set_pressure(UINT64_MAX, NULL);	/* no trimmer starts from here on */
+	pthread_mutex_lock(&trim.lock);
+	__atomic_store_n(&trim.stop, 1, __ATOMIC_RELAXED);
+	pthread_cond_signal(&trim.wake);
+	pthread_mutex_unlock(&trim.lock);
 	watch_stop();
 	if (exited)
 		fuse_session_reset(l->se);
-	while ((trimming && !trim_done()) || !watch_done()) {
+	while (!trim_done() || !watch_done()) {
 		res = fuse_session_receive_buf(l->se, buf);
 		if (res > 0)
 			fuse_session_process_buf(l->se, buf);
@@ -366,7 +365,7 @@ static void helpers_stop(struct loop *l, struct fuse_buf *buf, int trimming)
 		else
 			break;	/* unmounted: the notification fails at once */
 	}
-	if (trimming && trim.started)	/* stop is set: started no longer changes */
+	if (trim.started)	/* stop is set: started no longer changes */
 		pthread_join(trim.tid, NULL);
 	if (exited)
 		fuse_session_exit(l->se);
@@ -374,7 +373,6 @@ static void helpers_stop(struct loop *l, struct fuse_buf *buf, int trimming)
 
 int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, uint64_t files_high)
 {
-	int trimming = 0;
 	struct loop l = { .se = se, .max_workers = max_workers };
 	struct fuse_buf buf = { .mem = NULL };
 	int fd = fuse_session_fd(se), flags, res = 0;
@@ -386,10 +384,8 @@ int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, ui
 	if (!l.workers)
 		return -ENOMEM;
 	pthread_mutex_init(&l.lock, NULL);
-	if (files_high) {
+	if (files_high)
 		trim_arm(se, files_high);
-		trimming = 1;
-	}
 	res = -watch_start(se);
 	if (res)
 		goto out;
@@ -411,7 +407,7 @@ int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, ui
 	if (res > 0 || res == -EINTR)	/* unmounted, or stopped by a signal */
 		res = 0;
 out:
-	helpers_stop(&l, &buf, trimming);
+	helpers_stop(&l, &buf);
 	pthread_mutex_lock(&l.lock);
 	l.stop = 1;
 	for (i = 0; i < l.nworkers; i++)
