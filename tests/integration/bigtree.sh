@@ -28,9 +28,8 @@ printf '#!/bin/sh\nulimit -n %s && exec setpriv --bounding-set -sys_resource "%s
 	"$LIMIT" "$AWFS" >"$T/awfs-limited"
 chmod 755 "$T/awfs-limited"
 REAL_AWFS=$AWFS
-AWFS=$T/awfs-limited
-mount_awfs
-AWFS=$REAL_AWFS
+mount_limited() { AWFS=$T/awfs-limited; mount_awfs; AWFS=$REAL_AWFS; }
+mount_limited
 check "the daemon's open file limit is $LIMIT" "$LIMIT" \
 	"$(awk '/^Max open files/ { print $4 }' "/proc/$AWFS_PID/limits")"
 check_match "awfs says what the limit means" "open file limit is $LIMIT; awfs keeps the fds of at most $((LIMIT / 8 * 5)) files and directories" \
@@ -41,19 +40,27 @@ check "no trimmer thread before the mark is passed" "0" "$(trimmers)"
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$AWFS_PID/status"; }
 # the largest fd count seen while walking
 sample() { local m=0 n; while :; do n=$(nfds); [ "$n" -gt "$m" ] && m=$n && echo "$m" >"$T/maxfds"; sleep 0.1; done; }
-echo 0 >"$T/maxfds"
-sample & SAMPLER=$!
-for walk in 1 2 3; do
-	n=$(find "$MNT/rw" -type f -printf '%s\n' 2>"$T/find.err" | wc -l)
-	check "walk $walk: all $total files seen and stat'ed" "$total" "$n"
-	check "walk $walk: no error" "" "$(head -3 "$T/find.err")"
-	eval "rss$walk=$(rss)"
-done
-kill "$SAMPLER"; wait "$SAMPLER" 2>/dev/null
+# walks LABEL DIR FILES TIMES: find over DIR TIMES times, sampling the fds:
+# each walk sees (and stats) FILES files with no error, and the fds stay
+# below the limit; sets maxfds and rss1..rssTIMES
+walks() {
+	local label=$1 dir=$2 want=$3 times=$4 walk n
+	echo 0 >"$T/maxfds"
+	sample & SAMPLER=$!
+	for walk in $(seq "$times"); do
+		n=$(find "$dir" -type f -printf '%s\n' 2>"$T/find.err" | wc -l)
+		check "${label}walk $walk: all $want files seen and stat'ed" "$want" "$n"
+		check "${label}walk $walk: no error" "" "$(head -3 "$T/find.err")"
+		eval "rss$walk=$(rss)"
+	done
+	kill "$SAMPLER"; wait "$SAMPLER" 2>/dev/null
+	maxfds=$(cat "$T/maxfds")
+	check "${label}the fds stayed below the limit ($maxfds of $LIMIT at most)" "yes" \
+		"$([ "$maxfds" -lt "$LIMIT" ] && echo yes)"
+}
+walks "" "$MNT/rw" "$total" 3
 check "the trimmer started when the mark was passed (one thread)" "1" "$(trimmers)"
-maxfds=$(cat "$T/maxfds")
 echo "# $total files walked 3 times with $LIMIT fds: at most $maxfds fds open; RSS after walks 1..3: $rss1 $rss2 $rss3 kB"
-check "the fds stayed below the limit ($maxfds of $LIMIT at most)" "yes" "$([ "$maxfds" -lt "$LIMIT" ] && echo yes)"
 check "RSS does not grow from walk 1 to walk 3 (within 10%)" "yes" "$([ "$rss3" -le $((rss1 + rss1 / 10)) ] && echo yes)"
 echo 2 >/proc/sys/vm/drop_caches	# the kernel forgets; awfs must let go too
 sleep 1
@@ -70,21 +77,9 @@ check "a clean stop" "0" "$AWFS_RC"
 rm -rf "$SRC/rw"
 mkdir -p "$SRC/rw/many"
 (cd "$SRC/rw/many" && seq 3000 | sed 's/^/d/' | xargs mkdir && for d in d*; do : >"$d/a"; : >"$d/b"; done)
-AWFS=$T/awfs-limited
-mount_awfs
-AWFS=$REAL_AWFS
-echo 0 >"$T/maxfds"
-sample & SAMPLER=$!
-for walk in 1 2; do
-	n=$(find "$MNT/rw/many" -type f -printf '%s\n' 2>"$T/find.err" | wc -l)
-	check "many directories, walk $walk: all 6000 files seen" "6000" "$n"
-	check "many directories, walk $walk: no error" "" "$(head -3 "$T/find.err")"
-done
-kill "$SAMPLER"; wait "$SAMPLER" 2>/dev/null
-maxfds=$(cat "$T/maxfds")
+mount_limited
+walks "many directories: " "$MNT/rw/many" 6000 2
 echo "# 3000 directories and 6000 files walked twice with $LIMIT fds: at most $maxfds fds open"
-check "many directories: the fds stayed below the limit ($maxfds of $LIMIT at most)" "yes" \
-	"$([ "$maxfds" -lt "$LIMIT" ] && echo yes)"
 check_match "many directories: awfs says the directories alone pass its budget" \
 	"directories.*more than" "$(cat "$LOG")"
 unmount_awfs
