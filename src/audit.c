@@ -51,8 +51,8 @@ static void begin(struct awfs_json *j, const char *event)
 	json_str(j, event);
 }
 
-/* End the record and write it in one write(). */
-static void finish(struct awfs_json *j)
+/* End the record and write it in one write(); returns its length. */
+static size_t finish(struct awfs_json *j)
 {
 	size_t len, off = 0;
 	char *s;
@@ -73,6 +73,7 @@ static void finish(struct awfs_json *j)
 	}
 	pthread_mutex_unlock(&audit_lock);
 	free(s);
+	return len;
 }
 
 void audit_mount(const struct awfs_policy *p, const char *mnt, const char *src,
@@ -101,19 +102,16 @@ void audit_mount(const struct awfs_policy *p, const char *mnt, const char *src,
 	finish(&j);
 }
 
-void audit_deny(const struct awfs_denial *d)
+size_t audit_deny(const struct awfs_denial *d)
 {
 	struct awfs_json j;
 
 	if (audit_fd < 0)
-		return;
+		return 0;
+	/* who and why first, the agent-chosen names last (as in the log line) */
 	begin(&j, "deny");
 	json_key(&j, "op");
 	json_str(&j, d->op);
-	json_key(&j, "path");
-	json_str(&j, d->path);
-	json_key(&j, "other");
-	json_str(&j, d->other);
 	json_key(&j, "pid");
 	json_int(&j, d->pid);
 	json_key(&j, "comm");
@@ -122,6 +120,8 @@ void audit_deny(const struct awfs_denial *d)
 	json_uint(&j, d->uid);
 	json_key(&j, "gid");
 	json_uint(&j, d->gid);
+	json_key(&j, "errno");
+	json_str(&j, util_errno_name(d->err));
 	json_key(&j, "class");
 	json_str(&j, d->cls);
 	json_key(&j, "origin");
@@ -135,13 +135,15 @@ void audit_deny(const struct awfs_denial *d)
 		json_null(&j);
 	json_key(&j, "reason");
 	json_str(&j, d->rule ? d->rule->reason : NULL);
-	json_key(&j, "why");
-	json_str(&j, d->why);
-	json_key(&j, "errno");
-	json_str(&j, util_errno_name(d->err));
 	json_key(&j, "suppressed");
 	json_uint(&j, d->suppressed);
-	finish(&j);
+	json_key(&j, "path");
+	json_str(&j, d->path);
+	json_key(&j, "other");
+	json_str(&j, d->other);
+	json_key(&j, "why");
+	json_str(&j, d->why);
+	return finish(&j);
 }
 
 void audit_unclassified(const char *mnt, const char *name)

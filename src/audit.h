@@ -44,8 +44,8 @@ bool audit_enabled(void);
 /* The mount record. */
 void audit_mount(const struct awfs_policy *p, const char *mnt, const char *src,
 		 char *const *uncl, size_t nuncl);
-/* A deny record. */
-void audit_deny(const struct awfs_denial *d);
+/* A deny record; returns the bytes written (0: no audit file). */
+size_t audit_deny(const struct awfs_denial *d);
 /* An unclassified record for a newly seen top-level entry. */
 void audit_unclassified(const char *mnt, const char *name);
 /* The unmount summary. */

@@ -19,6 +19,7 @@
 #include <sys/ioctl.h>
 #include <sys/vfs.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/inotify.h>
@@ -29,6 +30,8 @@
 static int proc_fd = -1;
 static bool is_root;
 static __thread bool switched;	/* this thread runs as a caller (host_as_caller) */
+static __thread bool with_groups;	/* ... with the caller's supplementary groups */
+static __thread bool groups_cleared;	/* this thread's groups are empty (or a caller's) */
 
 #define ERR(expr) ((expr) < 0 ? errno : 0)
 
@@ -90,14 +93,31 @@ int host_stat(int fd, struct stat *st)
 	return ERR(fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW));
 }
 
+/*
+ * O_NONBLOCK for every open but O_PATH: an open for writing waits while
+ * another host process holds a lease on the file (up to lease-break-time,
+ * 45 s), and awfs's listener must never wait on the host for one caller.
+ * The flag is cleared again when the caller did not ask for it.
+ */
 int host_reopen(int fd, int flags, int *out)
 {
 	char name[16];
+	int nb = (flags & O_PATH) ? 0 : O_NONBLOCK;
 
 	fd_name(fd, name);
 	flags &= ~(O_CREAT | O_EXCL | O_NOCTTY);
-	*out = openat(proc_fd, name, flags | O_CLOEXEC);
-	return *out < 0 ? errno : 0;
+	*out = openat(proc_fd, name, flags | nb | O_NOCTTY | O_CLOEXEC);
+	if (*out < 0)
+		return errno;
+	if (nb && !(flags & O_NONBLOCK) &&
+	    fcntl(*out, F_SETFL, flags & (O_APPEND | O_DIRECT | O_NOATIME)) < 0) {
+		int e = errno;
+
+		close(*out);
+		*out = -1;
+		return e;
+	}
+	return 0;
 }
 
 /*
@@ -171,14 +191,29 @@ int host_opendir(int fd, DIR **dir)
 }
 
 /*
- * fsuid/fsgid are per thread on Linux. Moving fsuid off 0 drops the
- * file-system capabilities from the effective set; we raise DAC_OVERRIDE,
- * DAC_READ_SEARCH and FSETID again because the kernel has already checked
- * the caller (default_permissions, with the caller's supplementary groups,
- * which this thread does not have) and has already cleared a set-group-ID
- * bit the caller may not set from the mode it sends. Without FSETID here the
- * host would clear it again for a caller in the directory's group only
- * through a supplementary group.
+ * A request's host calls run as its caller: fsuid and fsgid are per thread
+ * on Linux (so are supplementary groups when set with the raw system call,
+ * not glibc's setgroups(), which sets them for every thread). Moving fsuid
+ * off 0 drops the file-system capabilities (CAP_DAC_OVERRIDE,
+ * CAP_DAC_READ_SEARCH, CAP_FOWNER, CAP_CHOWN, ...) from the effective set:
+ * the host then makes every permission check itself, mode bits, ACLs,
+ * sticky directories and protected_hardlinks included, exactly as for the
+ * caller. awfs never lends them: a check the kernel made on the FUSE side
+ * may have been made on stale attributes, or not at all (an O_CREAT open of
+ * a name the kernel believed absent).
+ *
+ * One capability is raised again, CAP_FSETID, and it skips no access check:
+ * it only keeps the host from clearing a set-group-ID bit that the kernel
+ * already judged on the FUSE side with all of the caller's groups (the host
+ * sees the thread's, empty unless a retry added them). The capabilities
+ * outside the file-system set stay as they are: the kernel checks the
+ * caller for each of them before it sends the request (CAP_MKNOD for a
+ * device, CAP_SYS_ADMIN for trusted.* xattrs), and a whiteout (the one
+ * device anyone may make) is then the caller's.
+ *
+ * Supplementary groups cost a read of /proc for each request, so a call is
+ * made with none first; only a call refused with EACCES or EPERM, which
+ * changed nothing, is repeated with them (host_caller_groups()).
  */
 void host_as_caller(uid_t uid, gid_t gid)
 {
@@ -186,32 +221,60 @@ void host_as_caller(uid_t uid, gid_t gid)
 	struct __user_cap_data_struct data[2];
 
 	if (!is_root || (uid == 0 && gid == 0))
-		return;	/* already who the caller is: four syscalls saved */
+		return;	/* already who the caller is: the syscalls saved */
+	if (!groups_cleared) {
+		/* the daemon's own groups (root's) must never reach a caller's call */
+		if (syscall(SYS_setgroups, 0, NULL) < 0)
+			abort();
+		groups_cleared = true;
+	}
 	switched = true;
 	setfsgid(gid);
 	setfsuid(uid);
+	/* setfsuid() reports no failure: read it back, and never run a call as root by mistake */
+	if ((uid_t)setfsuid((uid_t)-1) != uid || (gid_t)setfsgid((gid_t)-1) != gid)
+		abort();
 	if (uid != 0 && syscall(SYS_capget, &hdr, data) == 0) {
-		uint32_t want = (1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH) |
-				(1u << CAP_FSETID);
-
-		data[0].effective |= want & data[0].permitted;
+		data[0].effective |= (1u << CAP_FSETID) & data[0].permitted;
 		syscall(SYS_capset, &hdr, data);
 	}
+}
+
+bool host_caller_groups(size_t n, const gid_t *groups)
+{
+	if (!switched || n == 0)
+		return false;
+	if (syscall(SYS_setgroups, n, groups) < 0)
+		return false;
+	with_groups = true;
+	return true;
 }
 
 void host_as_daemon(void)
 {
 	if (!switched)
 		return;
+	if (with_groups && syscall(SYS_setgroups, 0, NULL) < 0)
+		abort();
+	with_groups = false;
 	/* back to fsuid 0: the kernel restores the permitted fs capabilities */
 	setfsuid(0);
 	setfsgid(0);
 	switched = false;
 }
 
+/*
+ * Always O_EXCL: a CREATE arrives when the kernel believes the name absent,
+ * and that belief may be stale (a negative entry cached under a directory
+ * view held across a rename, or the host's own change). Opening what the
+ * name holds now would skip the check the kernel makes before an open of an
+ * existing object, and would wait on a FIFO; the caller gets EEXIST and
+ * decides (ops.c turns it into ESTALE, which makes the kernel look again).
+ */
 int host_create(int dirfd, const char *name, int flags, mode_t mode, int *fh)
 {
-	*fh = openat(dirfd, name, (flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC) & ~O_NOCTTY, mode);
+	*fh = openat(dirfd, name, (flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC) & ~O_NOCTTY,
+		     mode);
 	return *fh < 0 ? errno : 0;
 }
 

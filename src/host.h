@@ -57,14 +57,22 @@ int host_make_readable(int fd, int dirfd, const char *name, dev_t dev, ino_t ino
 int host_opendir(int fd, DIR **dir);
 
 /*
- * Run the next creating call as the caller (fsuid/fsgid), so new files are
- * the caller's and setgid directories behave; the host's DAC checks are
- * kept off (the kernel already checked the caller). No-op unless root.
+ * Run this thread's next host calls as the caller: fsuid/fsgid @uid/@gid, no
+ * supplementary groups, no capability that skips a permission check (see
+ * host.c). New objects are the caller's; the host checks permissions. No-op
+ * for a caller that is root, or when awfs does not run as root.
  */
 void host_as_caller(uid_t uid, gid_t gid);
-/* Back to the daemon's own identity. */
+/*
+ * Add the caller's supplementary groups to this thread (after a call as the
+ * caller was refused with EACCES or EPERM): true when the call is worth
+ * repeating.
+ */
+bool host_caller_groups(size_t n, const gid_t *groups);
+/* Back to the daemon's own identity (and no groups). */
 void host_as_daemon(void);
 
+/* Create @name (always O_EXCL: never opens an existing object); *fh an fd of it. */
 int host_create(int dirfd, const char *name, int flags, mode_t mode, int *fh);
 int host_mkdir(int dirfd, const char *name, mode_t mode);
 int host_mknod(int dirfd, const char *name, mode_t mode, dev_t rdev);

@@ -1,6 +1,37 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * inode.c - hash table of live inodes with reference counts.
+ *
+ * One host object, one view. A host inode is keyed by (st_dev, st_ino)
+ * alone, and its classification state is the one of the name it was last
+ * looked up (or renamed through awfs) by. Keying by state as well would give
+ * a directory moved between two allow_write rules a second node id at its
+ * next lookup, and the kernel two unrelated views of one directory: the old
+ * one, held by an open fd, keeps negative entries and attributes that no
+ * change through the new one corrects, so the kernel's permission check (and
+ * its belief that a name is absent, which sends CREATE) would be made on
+ * stale facts. With one view every change through awfs reaches the one
+ * inode the kernel has.
+ *
+ * Why re-classifying instead of aliasing changes no decision:
+ *  - a directory has one position; its state follows it, and what is
+ *    cached below it was classified from a position the rename check
+ *    allowed it to leave: ops.c refuses a rename into or out of any position
+ *    below which a stricter rule is anchored, so every name below both the
+ *    old and the new position classifies alike;
+ *  - a non-directory reachable by names of two classes (hard links the host
+ *    made) is one object: its bytes and attributes can be changed through
+ *    the more permissive name whichever name the kernel used, so taking
+ *    the last name's class grants nothing the host's links did not;
+ *  - masks are synthetic (keyed by parent and name), never host-keyed, so
+ *    no host object is ever served both masked and unmasked by one inode.
+ * The root keeps its own state: a name that leads back to the root's
+ * directory (a bind mount of it below itself) gets an inode of its own.
+ *
+ * Threads: the table (buckets, counts, the LRU list, refs) is guarded by
+ * table_lock; an inode's state is written under it and read without it
+ * (one aligned pointer: a reader sees the old or the new state, both valid
+ * for the life of the policy).
  */
 #include "inode.h"
 
@@ -56,12 +87,12 @@ static bool on_lru(const struct awfs_inode *in)
 	return in->fd >= 0 && in->name != NULL;
 }
 
-static size_t hash_key(dev_t dev, uint64_t ino, const void *state)
+static size_t hash_key(dev_t dev, uint64_t ino, const void *salt)
 {
 	uint64_t h = (uint64_t)dev * 0x9e3779b97f4a7c15ULL;
 
 	h ^= ino + 0x632be59bd9b4e019ULL + (h << 6) + (h >> 2);
-	h ^= (uintptr_t)state + (h << 6) + (h >> 2);
+	h ^= (uintptr_t)salt + (h << 6) + (h >> 2);
 	return (size_t)(h ^ (h >> 29));
 }
 
@@ -74,7 +105,7 @@ static size_t hash_of(const struct awfs_inode *in)
 			h = h * 31 + (unsigned char)*p;
 		return hash_key(0, h, in->state);
 	}
-	return hash_key(in->dev, in->ino, in->state);
+	return hash_key(in->dev, in->ino, NULL);	/* not the state: it may change */
 }
 
 void inode_init(int root_fd, const struct stat *root_st, const struct awfs_state *root_state)
@@ -142,15 +173,25 @@ static void insert(struct awfs_inode *in)
 	count++;
 }
 
-/* The host inode (dev, ino, state), the root included, or NULL; table_lock held. */
+/*
+ * The host inode (dev, ino), or NULL; table_lock held. The root answers only
+ * for its own state (@state NULL: any), see the head of this file.
+ */
 static struct awfs_inode *find_host_locked(dev_t dev, ino_t ino, const struct awfs_state *state)
 {
-	if (dev == root.dev && ino == root.ino && state == root.state)
+	if (dev == root.dev && ino == root.ino && (!state || state == root.state))
 		return &root;
-	for (struct awfs_inode *in = buckets[hash_key(dev, ino, state) % nbuckets]; in; in = in->next)
-		if (in->fd >= 0 && in->dev == dev && in->ino == ino && in->state == state)
+	for (struct awfs_inode *in = buckets[hash_key(dev, ino, NULL) % nbuckets]; in; in = in->next)
+		if (in->fd >= 0 && in != &root && in->dev == dev && in->ino == ino)
 			return in;
 	return NULL;
+}
+
+/* Give @in the state of the name it was just found by; table_lock held. */
+static void restate_locked(struct awfs_inode *in, const struct awfs_state *state)
+{
+	if (in != &root && in->state != state)
+		__atomic_store_n(&in->state, state, __ATOMIC_RELEASE);
 }
 
 struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct awfs_state *state,
@@ -162,6 +203,7 @@ struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct a
 	pthread_mutex_lock(&table_lock);
 	in = find_host_locked(st->st_dev, st->st_ino, state);
 	if (in) {
+		restate_locked(in, state);
 		in->refs++;
 		if (on_lru(in)) {	/* looked up again: the newest */
 			lru_unlink(in);
@@ -300,13 +342,24 @@ void inode_set_dir_free(void (*fn)(struct awfs_inode *dir))
 	dir_free = fn;
 }
 
-uint64_t inode_find_host(dev_t dev, ino_t ino, const struct awfs_state *state)
+void inode_restate(dev_t dev, ino_t ino, const struct awfs_state *state)
+{
+	struct awfs_inode *in;
+
+	pthread_mutex_lock(&table_lock);
+	in = find_host_locked(dev, ino, state);
+	if (in)
+		restate_locked(in, state);
+	pthread_mutex_unlock(&table_lock);
+}
+
+uint64_t inode_find_host(dev_t dev, ino_t ino)
 {
 	struct awfs_inode *in;
 	uint64_t id;
 
 	pthread_mutex_lock(&table_lock);
-	in = find_host_locked(dev, ino, state);
+	in = find_host_locked(dev, ino, NULL);
 	id = in ? inode_nodeid(in) : 0;
 	pthread_mutex_unlock(&table_lock);
 	return id;

@@ -2,11 +2,10 @@
 /*
  * inode.h - the table of inodes the kernel knows about.
  *
- * A host-backed inode is keyed by (st_dev, st_ino, classification state): the
- * same host file reached under two classes (a hard link the host made
- * between a writable and a read-only directory) is two awfs inodes, each
- * keeping the class of the path it was found by. It holds an O_PATH |
- * O_NOFOLLOW fd, so no host path is ever resolved again.
+ * A host-backed inode is keyed by (st_dev, st_ino): one host object is one
+ * inode, whose classification state is the one of the name it was last
+ * found by (inode.c says why that is safe). It holds an O_PATH | O_NOFOLLOW
+ * fd, so no host path is ever resolved again.
  *
  * A synthetic inode (a mask) is keyed by (parent, name) and holds nothing of
  * the host: no fd, no host inode number.
@@ -78,9 +77,9 @@ uint64_t inode_nodeid(const struct awfs_inode *in);
 struct awfs_inode *inode_root(void);
 
 /*
- * Find or add the host inode (dev, ino, state), found as @name in the
- * directory @dir, and take one reference. Takes ownership of @fd (closed
- * when an inode already existed).
+ * Find or add the host inode (dev, ino), found as @name (in state @state) in
+ * the directory @dir, and take one reference; an inode found takes @state.
+ * Takes ownership of @fd (closed when an inode already existed).
  */
 struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct awfs_state *state,
 				   struct awfs_inode *dir, const char *name);
@@ -94,8 +93,10 @@ void inode_put(struct awfs_inode *in, uint64_t n);
 /* Set once, before serving: called for a directory about to be freed, before
    its fd is closed (its listings, its watch). */
 void inode_set_dir_free(void (*fn)(struct awfs_inode *dir));
-/* The nodeid of the host inode (dev, ino, state), or 0 when the kernel has none. */
-uint64_t inode_find_host(dev_t dev, ino_t ino, const struct awfs_state *state);
+/* The nodeid of the host inode (dev, ino), or 0 when the kernel has none. */
+uint64_t inode_find_host(dev_t dev, ino_t ino);
+/* The host object (dev, ino) is now named in state @state (a rename through awfs). */
+void inode_restate(dev_t dev, ino_t ino, const struct awfs_state *state);
 /*
  * An inode named for a notification to the kernel: its nodeid and, for a
  * non-directory, its directory's nodeid and a copy of the name it was found

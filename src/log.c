@@ -51,6 +51,34 @@ bool ratelimit_take(struct awfs_ratelimit *rl, double now, uint64_t *suppressed)
 	return true;
 }
 
+void bytelimit_init(struct awfs_bytelimit *bl, double rate, double burst, uint64_t total)
+{
+	memset(bl, 0, sizeof(*bl));
+	bl->rate = rate;
+	bl->burst = burst;
+	bl->tokens = burst;
+	bl->last = -1;
+	bl->total = total;
+}
+
+bool bytelimit_allow(struct awfs_bytelimit *bl, double now)
+{
+	if (bl->last >= 0 && now > bl->last) {
+		bl->tokens += (now - bl->last) * bl->rate;
+		if (bl->tokens > bl->burst)
+			bl->tokens = bl->burst;
+	}
+	if (bl->last < 0 || now > bl->last)
+		bl->last = now;
+	return bl->tokens > 0 && bl->used < bl->total;
+}
+
+void bytelimit_charge(struct awfs_bytelimit *bl, size_t n)
+{
+	bl->tokens -= (double)n;
+	bl->used += n;
+}
+
 /* Code points that reorder or hide text in a terminal: shown escaped. */
 static bool cp_is_tricky(unsigned c)
 {
@@ -125,6 +153,36 @@ static char *escape(const char *in, size_t len, char *out, size_t outsz, bool qu
 char *log_escape(const char *in, size_t len, char *out, size_t outsz)
 {
 	return escape(in, len, out, outsz, true);
+}
+
+/* How long @len bytes of @in are once escaped. */
+static size_t escaped_len(const char *in, size_t len, bool quotes)
+{
+	const unsigned char *u = (const unsigned char *)in;
+	size_t total = 0;
+	char tmp[16];
+
+	for (size_t i = 0; i < len;)
+		total += escape_piece(u, len, &i, tmp, quotes);
+	return total;
+}
+
+char *log_escape_path(const char *in, size_t len, char *out, size_t outsz)
+{
+	/*
+	 * Raw bytes kept at each end. One byte escapes to at most four
+	 * (\xNN), so the two ends and the mark stay well inside the maximum.
+	 */
+	enum { HEAD = AWFS_LOG_PATH_MAX / 16, TAIL = 2 * HEAD };
+	char h[4 * HEAD + 1], t[4 * TAIL + 1];
+
+	/* longer than the maximum escaped, so longer than HEAD + TAIL raw */
+	if (escaped_len(in, len, true) <= AWFS_LOG_PATH_MAX)
+		return escape(in, len, out, outsz, true);
+	escape(in, HEAD, h, sizeof(h), true);
+	escape(in + len - TAIL, TAIL, t, sizeof(t), true);
+	snprintf(out, outsz, "%s[...%zu bytes...]%s", h, len - HEAD - TAIL, t);
+	return out;
 }
 
 char *log_escape_text(const char *in, size_t len, char *out, size_t outsz)

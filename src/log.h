@@ -9,7 +9,10 @@
  *    control character or invalid UTF-8 (no log injection);
  *  - a line is written with one write() call, so concurrent lines never
  *    interleave;
- *  - denials are rate-limited; what was suppressed is counted and reported.
+ *  - denials are rate-limited, in lines per second and in bytes per hour and
+ *    per mount; what was suppressed is counted and reported;
+ *  - a path in a line is shortened, never the line's start: who was denied,
+ *    by which rule, with which errno, comes before any name.
  */
 #ifndef AWFS_LOG_H
 #define AWFS_LOG_H
@@ -35,6 +38,35 @@ struct awfs_ratelimit {
 	uint64_t total_suppressed;
 };
 
+/*
+ * The byte budget of denial lines (and their audit records): per mount, and
+ * a bucket of AWFS_LOG_BYTES_BURST refilled at AWFS_LOG_BYTES_PER_HOUR. A
+ * flood of the longest lines then writes at most these, not what ten lines
+ * a second of 8 KiB would (290 MB an hour).
+ */
+#define AWFS_LOG_BYTES_PER_HOUR (16.0 * 1024 * 1024)
+#define AWFS_LOG_BYTES_BURST (2.0 * 1024 * 1024)
+#define AWFS_LOG_BYTES_PER_MOUNT (256ULL * 1024 * 1024)
+
+/* A byte budget: a bucket of @burst bytes refilled at @rate a second, and a @total cap. */
+struct awfs_bytelimit {
+	double rate;
+	double burst;
+	double tokens;
+	double last;
+	uint64_t total;
+	uint64_t used;		/* bytes charged so far */
+};
+
+void bytelimit_init(struct awfs_bytelimit *bl, double rate, double burst, uint64_t total);
+/*
+ * May more be written at time @now (seconds)? True while the bucket holds
+ * any bytes and the total is not reached; what is written is charged after
+ * (bytelimit_charge()), so a writer goes over by one record at most.
+ */
+bool bytelimit_allow(struct awfs_bytelimit *bl, double now);
+void bytelimit_charge(struct awfs_bytelimit *bl, size_t n);
+
 /* Start a bucket full. */
 void ratelimit_init(struct awfs_ratelimit *rl, double rate, double burst);
 /*
@@ -50,6 +82,21 @@ bool ratelimit_take(struct awfs_ratelimit *rl, double now, uint64_t *suppressed)
  * Returns @out.
  */
 char *log_escape(const char *in, size_t len, char *out, size_t outsz);
+
+/*
+ * The most escaped bytes a path takes in a log line: a longer one is shown
+ * as its start, a mark saying how many bytes were left out, and its end
+ * (log_escape_path()), so that a line always has room for the rest.
+ */
+#define AWFS_LOG_PATH_MAX 1024
+
+/*
+ * Escape the path @in (@len bytes) as log_escape() does, into @out (at least
+ * AWFS_LOG_PATH_MAX + 1 bytes): whole when it fits AWFS_LOG_PATH_MAX, else
+ * its first and last bytes around a visible "[...N bytes...]" mark. Never
+ * ends inside an escape. Returns @out.
+ */
+char *log_escape_path(const char *in, size_t len, char *out, size_t outsz);
 
 /*
  * The same for text meant to be read as is (the .awfs README): quotes and

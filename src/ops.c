@@ -21,8 +21,12 @@
  *    host, and nothing of the host's entry (owner, size, times, inode number,
  *    xattrs) is served.
  * Every refusal is EROFS and is logged with the rule that decided it. The
- * kernel checks ordinary permissions first (default_permissions), so EACCES
- * stays EACCES and never reaches this file.
+ * kernel checks ordinary permissions first (default_permissions, with the
+ * host's POSIX ACLs), and every host call that creates, removes, renames,
+ * links, opens for writing or changes an object runs as the caller
+ * (AS_CALLER), so the host checks again, on the object as it is now: EACCES
+ * stays EACCES, whatever the kernel believed. Which calls still run as the
+ * daemon, and why that lends nothing, is listed in docs/security.md.
  *
  * This file is long because it is the whole request surface in one place,
  * where each handler's check can be read next to its host call.
@@ -129,6 +133,56 @@ void ops_fini(void)
 	watch_fini();
 	verdict_fini();
 }
+
+/* ------------------------------------------------------------ the caller */
+
+/*
+ * Host calls for a request run as its caller (host.c says how and why).
+ * A call the host refused for permission (EACCES, EPERM: nothing was done)
+ * is made once more with the caller's supplementary groups, read from /proc
+ * only then: caller_retry() says whether.
+ */
+static void caller_begin(fuse_req_t req)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	host_as_caller(ctx->uid, ctx->gid);
+}
+
+static bool caller_retry(fuse_req_t req, int err, bool *tried)
+{
+	gid_t small[32], *g = small;
+	int n;
+	bool again;
+
+	if (*tried || (err != EACCES && err != EPERM))
+		return false;
+	*tried = true;
+	n = fuse_req_getgroups(req, 32, small);
+	if (n > 32) {
+		int cap = n;
+
+		g = util_xcalloc((size_t)cap, sizeof(*g));
+		n = fuse_req_getgroups(req, cap, g);
+		if (n > cap)
+			n = cap;
+	}
+	again = n > 0 && host_caller_groups((size_t)n, g);
+	if (g != small)
+		free(g);
+	return again;
+}
+
+/* err = CALL, made as the caller of REQ (retried with its groups, see above). */
+#define AS_CALLER(req, err, call)                                        \
+	do {                                                              \
+		bool tried_ = false;                                      \
+		caller_begin(req);                                        \
+		do                                                        \
+			(err) = (call);                                   \
+		while (caller_retry((req), (err), &tried_));              \
+		host_as_daemon();                                         \
+	} while (0)
 
 /* ------------------------------------------------------------ checks */
 
@@ -243,20 +297,25 @@ static char *virt_text(const struct awfs_inode *in, size_t *len)
 	return in->virt == AWFS_VIRT_README ? info_readme(len) : info_denials(len);
 }
 
-/* The information directory: root's, read-only, its text's current size. */
+/*
+ * The information directory: root's, its text's current size. Its modes
+ * say writable, as a mask's do: then every write reaches awfs, which refuses
+ * it with EROFS and logs it, instead of the kernel's silent EACCES for
+ * anyone but root.
+ */
 static void virt_attr(const struct awfs_inode *in, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_ino = AWFS_INFO_INO + in->virt;
 	st->st_blksize = 4096;
 	if (in->virt == AWFS_VIRT_DIR) {
-		st->st_mode = S_IFDIR | 0555;
+		st->st_mode = AWFS_MASK_DIR_MODE;
 		st->st_nlink = 2;
 	} else {
 		size_t len;
 
 		free(virt_text(in, &len));
-		st->st_mode = S_IFREG | 0444;
+		st->st_mode = AWFS_MASK_FILE_MODE;
 		st->st_nlink = 1;
 		st->st_size = (off_t)len;
 	}
@@ -472,6 +531,24 @@ static const char *setattr_op(int to_set)
 	return "utimens";
 }
 
+/*
+ * Whether changing @in's mode to @mode only clears its set-user-ID or
+ * set-group-ID bits: what the kernel asks for, without a permission check,
+ * when anyone who may write a file writes it (file_remove_privs). The host
+ * would refuse it to a caller that does not own the file, so it is made as
+ * the daemon; it only ever takes a privilege away.
+ */
+static bool only_drops_setid(const struct awfs_inode *in, mode_t mode)
+{
+	struct stat st;
+
+	if (host_stat(in->fd, &st) != 0)
+		return false;
+	mode &= 07777;
+	return mode != (st.st_mode & 07777) &&
+	       mode == (st.st_mode & 07777 & ~(mode_t)(S_ISUID | S_ISGID));
+}
+
 static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)
 {
@@ -484,7 +561,12 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	if (err)
 		goto out;
 	if (to_set & FUSE_SET_ATTR_MODE) {
-		err = in->type == S_IFLNK ? EOPNOTSUPP : host_chmod(in->fd, attr->st_mode);
+		if (in->type == S_IFLNK)
+			err = EOPNOTSUPP;
+		else if (only_drops_setid(in, attr->st_mode))
+			err = host_chmod(in->fd, attr->st_mode);
+		else
+			AS_CALLER(req, err, host_chmod(in->fd, attr->st_mode));
 		if (err)
 			goto out;
 	}
@@ -492,12 +574,12 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		uid_t uid = (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
 		gid_t gid = (to_set & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
 
-		err = host_chown(in->fd, uid, gid);
+		AS_CALLER(req, err, host_chown(in->fd, uid, gid));
 		if (err)
 			goto out;
 	}
 	if (to_set & FUSE_SET_ATTR_SIZE) {
-		err = host_truncate(in->fd, fh, attr->st_size);
+		AS_CALLER(req, err, host_truncate(in->fd, fh, attr->st_size));
 		if (err)
 			goto out;
 	}
@@ -512,7 +594,7 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 			ts[1].tv_nsec = UTIME_NOW;
 		else if (to_set & FUSE_SET_ATTR_MTIME)
 			ts[1] = attr->st_mtim;
-		err = host_utimens(in->fd, fh, ts, in->type == S_IFLNK);
+		AS_CALLER(req, err, host_utimens(in->fd, fh, ts, in->type == S_IFLNK));
 		if (err)
 			goto out;
 	}
@@ -564,7 +646,6 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		      dev_t rdev, const char *link, const char *op)
 {
 	struct awfs_inode *dir = inode_get(parent);
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	const struct awfs_state *st = NULL;
 	int err = check_entry(req, op, dir, name, &st);
 
@@ -575,14 +656,12 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		fuse_reply_err(req, err);
 		return;
 	}
-	host_as_caller(ctx->uid, ctx->gid);
 	if (link)
-		err = host_symlink(link, dir->fd, name);
+		AS_CALLER(req, err, host_symlink(link, dir->fd, name));
 	else if (S_ISDIR(mode))
-		err = host_mkdir(dir->fd, name, mode & 07777);
+		AS_CALLER(req, err, host_mkdir(dir->fd, name, mode & 07777));
 	else
-		err = host_mknod(dir->fd, name, mode, rdev);
-	host_as_daemon();
+		AS_CALLER(req, err, host_mknod(dir->fd, name, mode, rdev));
 	if (err)
 		fuse_reply_err(req, err);
 	else
@@ -616,7 +695,7 @@ static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const cha
 	if (!err)
 		err = check_anchor(req, "link", dir, name, &src, &to, st);
 	if (!err)
-		err = host_link(in->fd, dir->fd, name);
+		AS_CALLER(req, err, host_link(in->fd, dir->fd, name));
 	if (err)
 		fuse_reply_err(req, err);
 	else
@@ -629,7 +708,7 @@ static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	int err = check_entry(req, "unlink", dir, name, NULL);
 
 	if (!err)
-		err = host_unlink(dir->fd, name);
+		AS_CALLER(req, err, host_unlink(dir->fd, name));
 	fuse_reply_err(req, err);
 }
 
@@ -639,8 +718,17 @@ static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	int err = check_entry(req, "rmdir", dir, name, NULL);
 
 	if (!err)
-		err = host_rmdir(dir->fd, name);
+		AS_CALLER(req, err, host_rmdir(dir->fd, name));
 	fuse_reply_err(req, err);
+}
+
+/* The object now named @name in @dir takes the state @st (see inode.c). */
+static void restate_at(struct awfs_inode *dir, const char *name, const struct awfs_state *st)
+{
+	struct stat sb;
+
+	if (host_stat_at(dir->fd, name, &sb) == 0)
+		inode_restate(sb.st_dev, sb.st_ino, st);
 }
 
 static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
@@ -661,7 +749,13 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	if (!err)
 		err = check_anchor(req, op, ndir, newname, &src, &to, dst);
 	if (!err)
-		err = host_rename(dir->fd, name, ndir->fd, newname, flags);
+		AS_CALLER(req, err, host_rename(dir->fd, name, ndir->fd, newname, flags));
+	if (!err && sst != dst) {
+		/* the kernel keeps its inodes: give them the states of where they are now */
+		restate_at(ndir, newname, dst);
+		if (flags & RENAME_EXCHANGE)
+			restate_at(dir, name, sst);
+	}
 	fuse_reply_err(req, err);
 }
 
@@ -709,8 +803,8 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			in->readable = !err;
 			fh = in->fd;
 		} else {
-			err = host_open_pinned(in->fd, dirfd, in->name, in->dev, in->ino,
-					       fi->flags & ~O_NOFOLLOW, &fh);
+			AS_CALLER(req, err, host_open_pinned(in->fd, dirfd, in->name, in->dev, in->ino,
+							    fi->flags & ~O_NOFOLLOW, &fh));
 		}
 	}
 	if (err) {
@@ -742,7 +836,6 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		      struct fuse_file_info *fi)
 {
 	struct awfs_inode *dir = inode_get(parent), *in;
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	const struct awfs_state *st = NULL;
 	struct fuse_entry_param e;
 	struct stat sb;
@@ -753,9 +846,15 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		fuse_reply_err(req, err);
 		return;
 	}
-	host_as_caller(ctx->uid, ctx->gid);
-	err = host_create(dir->fd, name, fi->flags & ~O_NOFOLLOW, mode & 07777, &fh);
-	host_as_daemon();
+	AS_CALLER(req, err, host_create(dir->fd, name, fi->flags & ~O_NOFOLLOW, mode & 07777, &fh));
+	/*
+	 * The name exists after all: the kernel's belief that it did not was
+	 * stale (host_create() never opens an existing object). ESTALE makes
+	 * the kernel look the name up again and open what it finds with the
+	 * checks of an ordinary open; an O_EXCL create gets its EEXIST.
+	 */
+	if (err == EEXIST && !(fi->flags & O_EXCL))
+		err = ESTALE;
 	if (err) {
 		fuse_reply_err(req, err);
 		return;
@@ -1182,6 +1281,31 @@ static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
 
 /* ------------------------------------------------------------ xattrs */
 
+/*
+ * The host's POSIX ACLs are served whatever -o xattr says: with
+ * FUSE_CAP_POSIX_ACL the kernel reads them through GETXATTR and checks them
+ * beside the mode bits (default_permissions), so an ACL that denies a user
+ * on the host denies it here, and one that grants, grants. Setting one is a
+ * change to the object, checked like a chmod.
+ */
+static bool acls_on;	/* the kernel checks ACLs (FUSE_CAP_POSIX_ACL was granted) */
+
+static bool is_acl_name(const char *name)
+{
+	return strcmp(name, "system.posix_acl_access") == 0 ||
+	       strcmp(name, "system.posix_acl_default") == 0;
+}
+
+/*
+ * What a getxattr/listxattr of @name (NULL: a listing) gets while xattrs are
+ * off: ENOSYS stops the kernel asking at all (no GETXATTR before every
+ * write), but it would stop its ACL reads too, so with ACLs on: EOPNOTSUPP.
+ */
+static int xattr_off_err(void)
+{
+	return acls_on ? EOPNOTSUPP : ENOSYS;
+}
+
 static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct awfs_inode *in = inode_get(ino);
@@ -1189,8 +1313,8 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	size_t len = 0;
 	int err;
 
-	if (!cfg->xattr)
-		err = ENOSYS;	/* the kernel stops asking: no GETXATTR before every write */
+	if (!cfg->xattr && !(acls_on && is_acl_name(name)))
+		err = xattr_off_err();
 	else if (in->fd < 0)
 		err = ENODATA;	/* a mask has no xattrs */
 	else
@@ -1212,7 +1336,7 @@ static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	int err = 0;
 
 	if (!cfg->xattr)
-		err = ENOSYS;
+		err = xattr_off_err();
 	else if (in->fd >= 0)
 		err = host_listxattr(in->fd, in->type == S_IFLNK, buf, size, &len);
 	if (err)
@@ -1231,10 +1355,10 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	/* a refusal is still EROFS and logged; with xattrs off an allowed one is EOPNOTSUPP */
 	int err = check_node(req, "setxattr", in);
 
-	if (!err && !cfg->xattr)
+	if (!err && !cfg->xattr && !(acls_on && is_acl_name(name)))
 		err = EOPNOTSUPP;
 	if (!err)
-		err = host_setxattr(in->fd, in->type == S_IFLNK, name, value, size, flags);
+		AS_CALLER(req, err, host_setxattr(in->fd, in->type == S_IFLNK, name, value, size, flags));
 	fuse_reply_err(req, err);
 }
 
@@ -1243,10 +1367,10 @@ static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	struct awfs_inode *in = inode_get(ino);
 	int err = check_node(req, "removexattr", in);
 
-	if (!err && !cfg->xattr)
+	if (!err && !cfg->xattr && !(acls_on && is_acl_name(name)))
 		err = EOPNOTSUPP;
 	if (!err)
-		err = host_removexattr(in->fd, in->type == S_IFLNK, name);
+		AS_CALLER(req, err, host_removexattr(in->fd, in->type == S_IFLNK, name));
 	fuse_reply_err(req, err);
 }
 
@@ -1269,6 +1393,11 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn)
 	if (conn->capable & FUSE_CAP_SPLICE_READ)
 		conn->want |= FUSE_CAP_SPLICE_READ;
 	no_opendir = conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT;
+	/* the host's ACLs, checked by the kernel (see the xattrs section) */
+	if (conn->capable & FUSE_CAP_POSIX_ACL) {
+		conn->want |= FUSE_CAP_POSIX_ACL;
+		acls_on = true;
+	}
 }
 
 const struct fuse_lowlevel_ops ops_lowlevel = {

@@ -168,6 +168,7 @@ const char *util_errno_name(int err)
 	case EPERM: return "EPERM";
 	case ENOENT: return "ENOENT";
 	case EIO: return "EIO";
+	case EINTR: return "EINTR";
 	case EBADF: return "EBADF";
 	case EAGAIN: return "EAGAIN";
 	case ENOMEM: return "ENOMEM";

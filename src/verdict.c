@@ -33,6 +33,8 @@ static atomic_uint_fast64_t denials;
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct awfs_ratelimit rl;
 static struct awfs_counts by_op, by_path;
+/* the byte budget of denial lines and their audit records (log.h) */
+static struct awfs_bytelimit bl;
 
 static pthread_mutex_t uncl_lock = PTHREAD_MUTEX_INITIALIZER;
 static char **uncl_names;
@@ -44,6 +46,8 @@ void verdict_init(const struct awfs_ops_config *c)
 
 	cfg = c;
 	ratelimit_init(&rl, 10.0, 50.0);
+	bytelimit_init(&bl, AWFS_LOG_BYTES_PER_HOUR / 3600.0, AWFS_LOG_BYTES_BURST,
+		       AWFS_LOG_BYTES_PER_MOUNT);
 	writable_hint = util_xstrdup("");
 	for (size_t i = 0; i < c->policy->nrules; i++) {
 		const struct awfs_rule *r = &c->policy->rules[i];
@@ -121,13 +125,13 @@ static void raw_path(const struct awfs_inode *in, const char *name, char *out, s
 		append(out, size, (out[0] && out[strlen(out) - 1] == '/') ? "" : "/", name);
 }
 
-/* The same, escaped for a log line. */
+/* The same, escaped for a log line (a long one shortened, marked). */
 static void display_path(const struct awfs_inode *in, const char *name, char *out, size_t size)
 {
 	char raw[2 * PATH_MAX];
 
 	raw_path(in, name, raw, sizeof(raw));
-	log_escape(raw, strlen(raw), out, size);
+	log_escape_path(raw, strlen(raw), out, size);
 }
 
 /* The first component under the mount of @raw, for the per-path summary. */
@@ -189,6 +193,32 @@ static void caller_comm(pid_t pid, char *raw, size_t size)
 
 /* ------------------------------------------------------------ refusals */
 
+/* Who decided, in a few words, escaped: the part of a line that is never cut. */
+static void decider(const struct awfs_refusal *r, char *out, size_t size)
+{
+	const struct awfs_rule *g = r->how == AWFS_BLOCK_ANCHOR ? classify_guard_below(r->bst) :
+				    r->how == AWFS_BLOCK_INFO ? NULL : classify_rule(r->bst);
+	char path[AWFS_LOG_PATH_MAX + 1], file[AWFS_LOG_PATH_MAX + 1];
+
+	if (r->how == AWFS_BLOCK_INFO) {
+		snprintf(out, size, "awfs's information directory");
+		return;
+	}
+	if (r->how != AWFS_BLOCK_ANCHOR && classify_origin(r->bst) == AWFS_ORIGIN_ROOT) {
+		snprintf(out, size, "the root default (read-only)");
+		return;
+	}
+	if (r->how != AWFS_BLOCK_ANCHOR && classify_origin(r->bst) == AWFS_ORIGIN_UNCLASSIFIED) {
+		snprintf(out, size, "unclassified = \"%s\"",
+			 cfg->policy->unclassified == AWFS_UNCLASSIFIED_MASK ? "mask" : "warn");
+		return;
+	}
+	log_escape_path(g->path, strlen(g->path), path, sizeof(path));
+	log_escape_path(cfg->policy->file, strlen(cfg->policy->file), file, sizeof(file));
+	snprintf(out, size, "%s%s rule \"%s\" (%s:%d)", r->how == AWFS_BLOCK_ANCHOR ? "anchored " : "",
+		 policy_class_key(g->cls), path, file, g->line);
+}
+
 /* The sentence saying what refused, escaped. */
 static void explain_refusal(const struct awfs_refusal *r, char *why, size_t size)
 {
@@ -247,9 +277,11 @@ int verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	char path[2 * PATH_MAX], opath[2 * PATH_MAX] = "", key[NAME_MAX + 2];
-	char epath[4 * PATH_MAX], eother[4 * PATH_MAX + 8] = "", why[8192], comm[64], ecomm[256];
+	char epath[AWFS_LOG_PATH_MAX + 1], eother[AWFS_LOG_PATH_MAX + 16] = "", why[8192];
+	char comm[64], ecomm[256], who[2 * AWFS_LOG_PATH_MAX + 64];
 	struct awfs_denial d = { 0 };
 	uint64_t suppressed = 0;
+	size_t wrote;
 	char *line;
 	bool ok;
 
@@ -270,28 +302,42 @@ int verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 	pthread_mutex_lock(&stats_lock);
 	counts_add(&by_op, r->op, AWFS_MAX_OP_KEYS);
 	counts_add(&by_path, key, AWFS_MAX_PATH_KEYS);
-	ok = ratelimit_take(&rl, log_now(), &suppressed);
+	{
+		double now = log_now();
+
+		/* both limits: a line refused by either is counted as suppressed */
+		ok = bytelimit_allow(&bl, now) ? ratelimit_take(&rl, now, &suppressed) :
+						 (rl.suppressed++, rl.total_suppressed++, false);
+	}
 	pthread_mutex_unlock(&stats_lock);
 	if (!ok)
 		return EROFS;
 	if (suppressed)
-		log_msg(AWFS_LOG_WARN, "%llu denial messages suppressed by the rate limit",
-			(unsigned long long)suppressed);
+		log_msg(AWFS_LOG_WARN, "%llu denial messages suppressed by the rate limit "
+			"(lines a second, bytes an hour or per mount)", (unsigned long long)suppressed);
 
-	log_escape(path, strlen(path), epath, sizeof(epath));
+	/*
+	 * Who, by which rule, with which errno, first: every field there is
+	 * bounded (comm is 16 bytes, the rule is the administrator's), and the
+	 * agent's names, shortened when long, come after it.
+	 */
+	log_escape_path(path, strlen(path), epath, sizeof(epath));
 	if (r->other) {
 		raw_path(r->other->in, r->other->name, opath, sizeof(opath));
 		snprintf(eother, sizeof(eother), " %s ", r->other->word);
-		log_escape(opath, strlen(opath), eother + strlen(eother), sizeof(eother) - strlen(eother));
+		log_escape_path(opath, strlen(opath), eother + strlen(eother),
+				sizeof(eother) - strlen(eother));
 	}
 	caller_comm(ctx->pid, comm, sizeof(comm));
 	log_escape(comm, strlen(comm), ecomm, sizeof(ecomm));
+	decider(r, who, sizeof(who));
 	explain_refusal(r, why, sizeof(why));
-	line = util_xasprintf("denied %s %s%s for pid %d (%s) uid %u gid %u: %s; EROFS. Writable paths: %s",
-			      r->op, epath, eother, (int)ctx->pid, ecomm, (unsigned)ctx->uid,
-			      (unsigned)ctx->gid, why, writable_hint);
+	line = util_xasprintf("denied %s for pid %d (%s) uid %u gid %u by %s; EROFS: %s%s: %s. Writable paths: %s",
+			      r->op, (int)ctx->pid, ecomm, (unsigned)ctx->uid, (unsigned)ctx->gid, who,
+			      epath, eother, why, writable_hint);
 	log_msg(AWFS_LOG_WARN, "%s", line);
 	info_add_denial(line);
+	wrote = strlen(line);
 	free(line);
 
 	d.op = r->op;
@@ -310,7 +356,10 @@ int verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 	d.why = why;
 	d.err = EROFS;
 	d.suppressed = suppressed;
-	audit_deny(&d);
+	wrote += audit_deny(&d);
+	pthread_mutex_lock(&stats_lock);
+	bytelimit_charge(&bl, wrote);
+	pthread_mutex_unlock(&stats_lock);
 	return EROFS;
 }
 
@@ -364,8 +413,8 @@ void verdict_flush_suppressed(void)
 	rl.suppressed = 0;
 	pthread_mutex_unlock(&stats_lock);
 	if (n)
-		log_msg(AWFS_LOG_WARN, "%llu denial messages suppressed by the rate limit",
-			(unsigned long long)n);
+		log_msg(AWFS_LOG_WARN, "%llu denial messages suppressed by the rate limit "
+			"(lines a second, bytes an hour or per mount)", (unsigned long long)n);
 }
 
 /* "create 3, unlink 1" (escaped), or "none". */

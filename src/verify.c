@@ -169,53 +169,90 @@ static int probe_mask_path(struct probe *pr, const char *rule, const char *path)
 	return 0;
 }
 
-/* Literal masks, and glob masks whose parent is literal: every match. */
-static int probe_mask(struct probe *pr, const struct awfs_rule *r)
+/*
+ * Glob rules are probed through the entries that match them on the mount:
+ * each component is matched (fnmatch, as awfs classifies) against the
+ * directory listed through the mount, so what is probed is what an agent
+ * would reach. At most AWFS_VERIFY_MATCHES paths a rule.
+ */
+#define AWFS_VERIFY_MATCHES 256
+
+typedef int (*probe_fn)(struct probe *pr, const struct awfs_rule *r, const char *path);
+
+static int expand(struct probe *pr, const struct awfs_rule *r, size_t depth, const char *dir,
+		  probe_fn fn, size_t *found)
 {
-	char *parent_rel, *parent, *path;
-	const char *last = r->comps[r->ncomps - 1];
-	bool parent_literal = true;
+	struct dirent *de;
+	DIR *d;
 	int ret = 0;
 
-	for (size_t i = 0; i + 1 < r->ncomps; i++)
-		parent_literal = parent_literal && r->literal[i];
-	parent_rel = util_xstrdup(r->path);
-	if (strrchr(parent_rel, '/'))
-		*strrchr(parent_rel, '/') = '\0';
-	else
-		parent_rel[0] = '\0';
-	parent = join(pr->mnt, parent_rel);
-	if (!parent_literal) {
-		skipped(pr, "mask \"%s\": a glob above the last component cannot be probed", r->path);
-	} else if (r->literal[r->ncomps - 1]) {
+	if (depth == r->ncomps) {
+		(*found)++;
+		return fn(pr, r, dir);
+	}
+	if (r->literal[depth]) {
+		char *next = util_xasprintf("%s/%s", dir, r->comps[depth]);
 		struct stat st;
 
-		path = join(pr->mnt, r->path);
-		if (stat(parent, &st) == 0)
-			ret = probe_mask_path(pr, r->path, path);
-		else
-			skipped(pr, "mask \"%s\": %s does not exist", r->path, parent);
-		free(path);
-	} else {
-		DIR *d = opendir(parent);
-		struct dirent *de;
-
-		if (!d)
-			skipped(pr, "mask \"%s\": %s does not exist", r->path, parent);
-
-		while (d && ret == 0 && (de = readdir(d)) != NULL) {
-			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-			    fnmatch(last, de->d_name, 0) != 0)
-				continue;
-			path = util_xasprintf("%s/%s", parent, de->d_name);
-			ret = probe_mask_path(pr, r->path, path);
-			free(path);
-		}
-		if (d)
-			closedir(d);
+		if (lstat(next, &st) == 0 || depth + 1 == r->ncomps)
+			ret = expand(pr, r, depth + 1, next, fn, found);
+		free(next);
+		return ret;
 	}
+	d = opendir(dir);
+	while (d && ret == 0 && *found < AWFS_VERIFY_MATCHES && (de = readdir(d)) != NULL) {
+		char *next;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    fnmatch(r->comps[depth], de->d_name, 0) != 0)
+			continue;
+		next = util_xasprintf("%s/%s", dir, de->d_name);
+		ret = expand(pr, r, depth + 1, next, fn, found);
+		free(next);
+	}
+	if (d)
+		closedir(d);
+	return ret;
+}
+
+/* Probe every path of @r on the mount with @fn; say so when none exists. */
+static int probe_rule(struct probe *pr, const struct awfs_rule *r, probe_fn fn)
+{
+	size_t found = 0;
+	bool literal = true;
+	int ret;
+
+	for (size_t i = 0; i < r->ncomps; i++)
+		literal = literal && r->literal[i];
+	if (literal) {
+		/* the path itself, whether or not it exists: @fn says what that means */
+		char *path = join(pr->mnt, r->path);
+
+		ret = fn(pr, r, path);
+		free(path);
+		return ret;
+	}
+	ret = expand(pr, r, 0, pr->mnt, fn, &found);
+
+	if (!ret && !found)
+		skipped(pr, "%s \"%s\": nothing on the mount matches it", policy_class_key(r->cls),
+			r->path);
+	return ret;
+}
+
+static int probe_mask(struct probe *pr, const struct awfs_rule *r, const char *path)
+{
+	struct stat st;
+	char *parent = util_xstrdup(path);
+	int ret = 0;
+
+	/* a literal mask shows whether or not the host has it, if its directory exists */
+	*strrchr(parent, '/') = '\0';
+	if (stat(parent, &st) == 0)
+		ret = probe_mask_path(pr, r->path, path);
+	else
+		skipped(pr, "mask \"%s\": %s does not exist", r->path, parent);
 	free(parent);
-	free(parent_rel);
 	return ret;
 }
 
@@ -240,10 +277,25 @@ static int probe_readonly_dir(struct probe *pr, const char *what, const char *di
 	return 0;
 }
 
-/* A writable directory takes a create and an unlink; a writable file opens for writing. */
-static int probe_writable(struct probe *pr, const struct awfs_rule *r)
+/* A read-only directory of rule @r refuses a create (a file: nothing to probe). */
+static int probe_readonly(struct probe *pr, const struct awfs_rule *r, const char *path)
 {
-	char *path = join(pr->mnt, r->path), *probe;
+	struct stat st;
+	char *what;
+	int ret;
+
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	what = util_xasprintf("read_only \"%s\"", r->path);
+	ret = probe_readonly_dir(pr, what, path);
+	free(what);
+	return ret;
+}
+
+/* A writable directory takes a create and an unlink; a writable file opens for writing. */
+static int probe_writable(struct probe *pr, const struct awfs_rule *r, const char *path)
+{
+	char *probe;
 	struct stat st;
 	int fd, ret = 0;
 
@@ -274,16 +326,7 @@ static int probe_writable(struct probe *pr, const struct awfs_rule *r)
 			held(pr, "allow_write \"%s\": %s opens for writing", r->path, path);
 		}
 	}
-	free(path);
 	return ret;
-}
-
-static bool literal(const struct awfs_rule *r)
-{
-	for (size_t i = 0; i < r->ncomps; i++)
-		if (!r->literal[i])
-			return false;
-	return true;
 }
 
 int verify_run(const struct awfs_verify_opts *o, FILE *out, FILE *err)
@@ -321,8 +364,8 @@ int verify_run(const struct awfs_verify_opts *o, FILE *out, FILE *err)
 	/* masks first: what must never leak */
 	for (size_t i = 0; i < p->nrules && !ret; i++)
 		if (p->rules[i].cls == AWFS_CLASS_MASK)
-			ret = probe_mask(&pr, &p->rules[i]);
-	/* the root, unless a rule names it, and each literal read-only directory */
+			ret = probe_rule(&pr, &p->rules[i], probe_mask);
+	/* the root, unless a rule names it, and each read-only directory */
 	if (!ret) {
 		bool root_ruled = false;
 
@@ -333,26 +376,13 @@ int verify_run(const struct awfs_verify_opts *o, FILE *out, FILE *err)
 	}
 	for (size_t i = 0; i < p->nrules && !ret; i++)
 		if (p->rules[i].ncomps == 0 && p->rules[i].cls == AWFS_CLASS_WRITE)
-			ret = probe_writable(&pr, &p->rules[i]);
-	for (size_t i = 0; i < p->nrules && !ret; i++) {
-		const struct awfs_rule *r = &p->rules[i];
-		struct stat st;
-		char *path;
-
-		if (r->cls != AWFS_CLASS_RO || !literal(r))
-			continue;
-		path = join(mnt, r->path);
-		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-			char *what = util_xasprintf("read_only \"%s\"", r->path);
-
-			ret = probe_readonly_dir(&pr, what, path);
-			free(what);
-		}
-		free(path);
-	}
+			ret = probe_writable(&pr, &p->rules[i], mnt);
 	for (size_t i = 0; i < p->nrules && !ret; i++)
-		if (p->rules[i].cls == AWFS_CLASS_WRITE && literal(&p->rules[i]) && p->rules[i].ncomps)
-			ret = probe_writable(&pr, &p->rules[i]);
+		if (p->rules[i].cls == AWFS_CLASS_RO && p->rules[i].ncomps)
+			ret = probe_rule(&pr, &p->rules[i], probe_readonly);
+	for (size_t i = 0; i < p->nrules && !ret; i++)
+		if (p->rules[i].cls == AWFS_CLASS_WRITE && p->rules[i].ncomps)
+			ret = probe_rule(&pr, &p->rules[i], probe_writable);
 	if (!ret)
 		fprintf(out, "awfsctl verify: %s: %zu checks held\n", mnt, pr.held);
 	policy_free(p);

@@ -220,16 +220,14 @@ void watch_forget(struct awfs_inode *dir)
 	pthread_mutex_unlock(&w.lock);
 }
 
-/* The nodeid of the inode awfs has for @name (in state @st) in @dir, or 0;
-   the lock is held. */
-static uint64_t child_id(const struct awfs_inode *dir, const char *name,
-			 const struct awfs_state *st)
+/* The nodeid of the inode awfs has for @name in @dir, or 0; the lock is held. */
+static uint64_t child_id(const struct awfs_inode *dir, const char *name)
 {
 	struct stat sb;
 
 	if (host_stat_at(dir->fd, name, &sb) != 0)
 		return 0;
-	return inode_find_host(sb.st_dev, sb.st_ino, st);
+	return inode_find_host(sb.st_dev, sb.st_ino);
 }
 
 static void inval_entry(uint64_t dir, const char *name)
@@ -287,7 +285,7 @@ static void handle(const struct inotify_event *ev)
 		if (classify_class(st) != AWFS_CLASS_WRITE) {
 			dir = inode_nodeid(n->dir);
 			if (!(ev->mask & NAMESPACE))
-				child = child_id(n->dir, ev->name, st);
+				child = child_id(n->dir, ev->name);
 		}
 	} else if (n) {
 		dir = inode_nodeid(n->dir);

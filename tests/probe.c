@@ -10,6 +10,7 @@
  * line with what the policy must produce, so an errno is never collapsed.
  */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +108,23 @@ static int ok(void)
 	return 0;
 }
 
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* Read a directory to its end (names dropped): the kernel learns its entries. */
+static void list_dir(const char *path)
+{
+	DIR *d = opendir(path);
+
+	if (!d)
+		return;
+	while (readdir(d))
+		;
+	closedir(d);
+}
+
 static int open_flags(const char *f)
 {
 	int flags = 0;
@@ -199,6 +217,9 @@ static int usage(void)
 	      "  setacl PATH ACLNAME (u::rwx,g::rwx,o::rwx)  mmap-read PATH\n"
 	      "  mprotect-write PATH        reopen PATH FLAGS (via /proc/self/fd)\n"
 	      "  rename-whiteout OLD NEW    lsetxattr PATH NAME VALUE\n"
+	      "  stale-view FROM TO NAME VICTIM|fifo FLAGS [SECONDS] (a directory FROM held\n"
+	      "                             open across its rename to TO, then O_CREAT\n"
+	      "                             of NAME through it)\n"
 	      "  umount PATH (umount2 MNT_DETACH)  setcap PATH (security.capability)\n"
 	      "  link-follow OLD NEW        fd-link PATH NEW (O_PATH, linkat of /proc/self/fd/N)\n"
 	      "  setflags PATH HEX (FS_IOC_SETFLAGS, e.g. 40000000 casefold)\n"
@@ -713,6 +734,42 @@ int main(int argc, char **argv)
 			return fail();
 		munmap(p, 4096);
 		return ok();
+	}
+	if (!strcmp(op, "stale-view")) {
+		/*
+		 * A directory view held across a rename between rules: make the
+		 * directory FROM, hold it open, rename it to TO, list TO's
+		 * parent, ask the old view for NAME (absent: the kernel caches a
+		 * negative entry), put VICTIM there (a path renamed to TO/NAME,
+		 * or "fifo": mkfifo), then open NAME through the old view with
+		 * FLAGS and O_CREAT. A blocked open gives up after SECONDS
+		 * (default 3: EINTR).
+		 */
+		char at[4096], parent[4096];
+		struct sigaction sa = { .sa_handler = on_alarm };
+		int x, flags;
+
+		NEED(5);
+		snprintf(at, sizeof(at), "%s/%s", argv[3], argv[4]);
+		snprintf(parent, sizeof(parent), "%s/..", argv[3]);
+		if (mkdir(argv[2], 0755) < 0 || (x = open(argv[2], O_RDONLY | O_DIRECTORY)) < 0 ||
+		    rename(argv[2], argv[3]) < 0)
+			return fail();
+		list_dir(parent);
+		if (faccessat(x, argv[4], F_OK, 0) == 0 || errno != ENOENT) {
+			printf("EXISTS\n");
+			return 0;
+		}
+		if (strcmp(argv[5], "fifo") == 0 ? mkfifo(at, 0666) < 0 : rename(argv[5], at) < 0)
+			return fail();
+		flags = open_flags(argv[6]) | O_CREAT;
+		sigaction(SIGALRM, &sa, NULL);	/* no SA_RESTART: the open returns EINTR */
+		alarm(argc > 7 ? (unsigned)atoi(argv[7]) : 3);
+		fd = openat(x, argv[4], flags, 0644);
+		alarm(0);
+		if (fd < 0)
+			return fail();
+		return (flags & O_ACCMODE) != O_WRONLY ? read_fd(fd) : ok();
 	}
 	if (!strcmp(op, "reopen")) {
 		char p[64];

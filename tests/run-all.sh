@@ -17,7 +17,7 @@ make -s -j"$(nproc)" >/dev/null
 rc=0
 make -s check || rc=$?
 # print the logs of failed tests, so a failure is explained right here
-for log in tests/unit/*.log tests/integration/*.log; do
+for log in tests/unit/*.log tests/integration/*.log tests/adversary/*.log; do
 	[ -f "$log" ] || continue
 	if grep -q '^not ok\|^\[  FAILED  \]\|^FAIL' "$log"; then
 		echo "---- $log"
@@ -41,7 +41,7 @@ fi
 
 # one closing line over every check of every test program
 pass=0 fail=0 skip=0
-for log in tests/unit/*.log tests/integration/*.log; do
+for log in tests/unit/*.log tests/integration/*.log tests/adversary/*.log; do
 	[ -f "$log" ] || continue
 	if grep -q '^SKIP: ' "$log"; then
 		skip=$((skip + 1))

@@ -85,6 +85,7 @@ write_policy "$FIXTURE_POLICY"
 run verify "$MNT" --policy "$POLICY"
 check "verify on a plain directory: exit 1" "1" "$rc"
 check_match "  ... says nothing is mounted" "FAILED: nothing is mounted at $MNT \(expected an awfs mount\)" "$out"
+mkdir -p "$SRC/rw/repo-a/hooks" && echo LEAK >"$SRC/rw/sub/leak"
 mount_awfs
 run verify "$MNT" --policy "$POLICY"
 check "verify on the real mount: exit 0" "0" "$rc"
@@ -92,6 +93,8 @@ check_match "  ... probes each mask" 'ok: mask "secret": .*/secret is empty' "$o
 check_match "  ... a glob mask on what exists" 'ok: mask "\*.pem": .*/server.pem is empty' "$out"
 check_match "  ... the read-only root" "ok: the root \(read-only by default\): $MNT refuses writes with EROFS" "$out"
 check_match "  ... a writable path" "ok: allow_write \"rw\": $MNT/rw takes a create and an unlink" "$out"
+check_match "  ... a glob read-only rule, through what matches it" 'ok: read_only "rw/repo-\*/hooks": .*/rw/repo-a/hooks refuses writes with EROFS' "$out"
+check_match "  ... a glob writable rule, through what matches it" 'ok: allow_write "mem-\*": .*/mem-a takes a create and an unlink' "$out"
 check_match "  ... and says how many held" "awfsctl verify: $MNT: [0-9]+ checks held" "$out"
 check "verify's probes are not logged as denials" "0" "$(grep -c 'awfs-verify' "$LOG")"
 mkdir -p "$T/alias"
@@ -102,6 +105,11 @@ printf '%s\n' "$FIXTURE_POLICY" | sed 's/path = "ghost"/path = "rootfile"/' >"$T
 run verify "$MNT" --policy "$T/other.conf"
 check "verify with a different policy: exit 1" "1" "$rc"
 check_match "  ... names the mask that does not hold" 'FAILED: mask "rootfile": .*/rootfile shows an owner, size or time' "$out"
+# a glob above the last component: probed through the entries that match
+printf '%s\n' "$FIXTURE_POLICY" | sed 's|path = "ghost"|path = "rw/*/leak"|' >"$T/other2.conf"; chmod 644 "$T/other2.conf"
+run verify "$MNT" --policy "$T/other2.conf"
+check "verify with a glob mask this mount does not enforce: exit 1" "1" "$rc"
+check_match "  ... names the matching path" 'FAILED: mask "rw/\*/leak": .*/rw/sub/leak shows an owner, size or time' "$out"
 # a non-awfs mount over a mask breaks it
 mount -t tmpfs -o size=1m awfs-test-tmpfs "$MNT/secret"
 echo leaked >"$MNT/secret/x"

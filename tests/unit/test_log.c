@@ -202,6 +202,59 @@ static void test_ratelimit_clock_backwards(void **state)
 	assert_int_equal(rl.total_suppressed, 3);
 }
 
+/* A long path keeps its start and end around a visible mark; never a dangling escape. */
+static void test_escape_path(void **state)
+{
+	char in[5000], out[AWFS_LOG_PATH_MAX + 1];
+	size_t n;
+
+	(void)state;
+	/* short: as log_escape() */
+	assert_string_equal(log_escape_path("/a/b\n", 5, out, sizeof(out)), "/a/b\\n");
+	/* 4,000 bytes of \xff: 16,000 escaped, shortened */
+	memset(in, 0xff, 4000);
+	memcpy(in, "/start/", 7);
+	memcpy(in + 4000 - 5, "/end!", 5);
+	log_escape_path(in, 4000, out, sizeof(out));
+	n = strlen(out);
+	assert_true(n <= AWFS_LOG_PATH_MAX);
+	assert_memory_equal(out, "/start/", 7);
+	assert_string_equal(out + n - 5, "/end!");
+	assert_non_null(strstr(out, "[...3808 bytes...]"));
+	/* every backslash starts a whole escape */
+	for (const char *p = out; (p = strchr(p, '\\')) != NULL; p += 4)
+		assert_true(p[1] == 'x' && p[2] && p[3]);
+	/* exactly the maximum escaped: kept whole */
+	memset(in, 'a', AWFS_LOG_PATH_MAX);
+	assert_int_equal(strlen(log_escape_path(in, AWFS_LOG_PATH_MAX, out, sizeof(out))),
+			 AWFS_LOG_PATH_MAX);
+}
+
+/* The byte budget: the burst, a refill by rate, the cap per mount. */
+static void test_bytelimit(void **state)
+{
+	struct awfs_bytelimit bl;
+
+	(void)state;
+	bytelimit_init(&bl, 100.0, 1000.0, 5000);
+	assert_true(bytelimit_allow(&bl, 0.0));
+	bytelimit_charge(&bl, 1500);	/* over by one record: allowed, then none */
+	assert_false(bytelimit_allow(&bl, 0.0));
+	assert_false(bytelimit_allow(&bl, 4.9));	/* -500 + 490 */
+	assert_true(bytelimit_allow(&bl, 5.1));
+	bytelimit_charge(&bl, 10);
+	/* refilled to the burst at most */
+	assert_true(bytelimit_allow(&bl, 1000.0));
+	bytelimit_charge(&bl, 999);
+	assert_true(bytelimit_allow(&bl, 1000.0));
+	bytelimit_charge(&bl, 2);
+	assert_false(bytelimit_allow(&bl, 1000.0));
+	/* the cap per mount: 1500 + 10 + 999 + 2 used; another 2,489 reach it */
+	assert_true(bytelimit_allow(&bl, 2000.0));
+	bytelimit_charge(&bl, 2489);
+	assert_false(bytelimit_allow(&bl, 1e9));
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
@@ -211,6 +264,8 @@ int main(void)
 		cmocka_unit_test(test_ratelimit_burst),
 		cmocka_unit_test(test_ratelimit_refill),
 		cmocka_unit_test(test_ratelimit_clock_backwards),
+		cmocka_unit_test(test_escape_path),
+		cmocka_unit_test(test_bytelimit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

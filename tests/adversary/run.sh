@@ -1,0 +1,295 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# run.sh - the agent-side invariant fuzzer (awfs-adversary, adversary.c) on a
+# real mount. A fixture with secrets under masks, root-owned files (0600,
+# 0644, and 0644 with a POSIX ACL denying uid 1000) in the writable trees,
+# and read-only content is mounted with two different allow_write rules (rw
+# and mem-*), so renames cross rule boundaries. The fuzzer runs as root, its
+# workers as uids 1000 and 65534, for $AWFS_ADVERSARY_SECONDS (45) seconds
+# with seed $AWFS_ADVERSARY_SEED (1); it checks what the agent sees. Then
+# this script checks the rest: the daemon alive, its fds and memory bounded,
+# and, after unmounting, the host: the read-only and masked trees and the
+# root-owned files unchanged, nothing in the writable trees owned by a uid
+# the agent does not run as, no root-owned object (a whiteout, say) that the
+# fixture did not have. Every wait is bounded: a run that hangs the mount
+# still ends, kills what it started, and unmounts. First, a self-test on a
+# copy of the fixture without awfs: the fuzzer must see the masked secrets
+# there, and nothing the host itself refuses (no false alarms).
+#
+# AWFS_ADVERSARY names the fuzzer binary (else it is compiled here with
+# $CC, default gcc); AWFS_ADVERSARY_PROCS (4) workers; AWFS_ADVERSARY_ARGS
+# adds options (-x KIND to leave a kind of operation out, -a, -t: see
+# awfs-adversary -h); AWFS_ADVERSARY_SELFTEST_SECONDS (3);
+# AWFS_ADVERSARY_KEEP=1 keeps the temporary directory (the tree the run
+# left, awfs's log, the fuzzer's output); AWFS_ADVERSARY_DROP_CACHES=1 has
+# the kernel drop its dentry cache (system-wide) before awfs's fds are
+# counted, for the tight bound. Exit 77 (skipped) when it cannot run here.
+AWFS_PROBE=${AWFS_PROBE:-unused}	# lib.sh wants one; nothing here probes
+. "$(dirname "$0")/../integration/lib.sh"
+
+SECS=${AWFS_ADVERSARY_SECONDS:-45}
+SEED=${AWFS_ADVERSARY_SEED:-1}
+PROCS=${AWFS_ADVERSARY_PROCS:-4}
+SELF_SECS=${AWFS_ADVERSARY_SELFTEST_SECONDS:-3}
+KEEP_T=${AWFS_ADVERSARY_KEEP:-}
+OTHER_UID=65534
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+require_mount_env
+command -v getfattr >/dev/null || skip "no getfattr (apt-get install attr)"
+command -v setsid >/dev/null || skip "no setsid (util-linux)"
+make_tmp
+
+ADV=${AWFS_ADVERSARY:-}
+if [ -z "$ADV" ]; then
+	ADV="$T/awfs-adversary"
+	${CC:-gcc} -Wall -Wextra -O2 -pthread -o "$ADV" "$HERE/adversary.c" ||
+		skip "cannot compile $HERE/adversary.c (set AWFS_ADVERSARY)"
+fi
+[ -x "$ADV" ] || skip "no fuzzer binary at $ADV"
+
+# ------------------------------------------------------------ the fixture
+WRITABLE="rw mem-a mem-b"
+READONLY="ro secret top.key server.pem rootfile rw/.git rw/masked"
+write_policy 'version = 1;
+mask = (
+  { path = "secret"; reason = "holds tokens"; },
+  { path = "top.key"; reason = "a key file"; },
+  { path = "*.pem"; reason = "certificates"; },
+  { path = "ro/hidden"; reason = "nested mask"; },
+  { path = "rw/masked"; reason = "mask inside a writable tree"; }
+);
+allow_write = (
+  { path = "rw"; reason = "agent scratch"; },
+  { path = "mem-*"; reason = "named memories"; }
+);
+read_only = (
+  { path = "rw/.git"; reason = "the host runs git here"; },
+  { path = "ro"; reason = "must stay readable"; }
+);'
+
+# root_file PATH MODE TEXT: a root-owned file in a writable dir, kept
+# hard-linked in $T/keep so that its state can be read after the run even
+# if the agent renamed or removed its name
+root_file() {
+	printf '%s\n' "$3" >"$SRC/$1"
+	chown root:root "$SRC/$1"
+	chmod "$2" "$SRC/$1"
+	ln "$SRC/$1" "$T/keep/$(echo "$1" | tr / _)"
+}
+
+build_fixture() {
+	cd "$SRC" || exit 1
+	mkdir -p secret/sub ro/dir ro/hidden rw/sub rw/.git rw/masked mem-a mem-b "$T/keep"
+	# what the masks hide: names and bytes the agent must never see
+	echo AWFS_SECRET_1 >secret/AWFS_SECRET_NAME_1
+	echo AWFS_SECRET_2 >secret/sub/AWFS_SECRET_NAME_2
+	echo AWFS_SECRET_3 >top.key
+	echo AWFS_SECRET_4 >server.pem
+	echo AWFS_SECRET_5 >ro/hidden/AWFS_SECRET_NAME_5
+	echo AWFS_SECRET_6 >rw/masked/AWFS_SECRET_NAME_6
+	# read-only content, a host symlink out of it, the canaries' file
+	echo RODATA >ro/file
+	echo x >ro/dir/x
+	echo 'awfs canary' >ro/canary
+	ln -s ../rw/file ro/link
+	echo ROOTFILE >rootfile
+	echo GITCFG >rw/.git/config
+	echo RWDATA >rw/file
+	echo MEM >mem-a/m
+	chown -R "$AGENT_UID:$AGENT_UID" .
+	# both uids may rename root's files there; neither may chmod the roots
+	# shut (a "mem-a/e/.." in the fuzzer's hands)
+	chown root:root rw rw/sub mem-a mem-b
+	chmod 777 rw rw/sub mem-a mem-b
+	# the canaries' path: root's, so nobody can chmod it shut (in the
+	# self-test, where no policy protects it), yet writable-looking, so
+	# what refuses writes in ro/ through awfs is the policy
+	chown root:root . ro ro/dir ro/canary
+	chmod 777 . ro ro/dir
+	setfattr -n user.tag -v AWFS_SECRET_X1 secret
+	setfattr -n user.tag -v AWFS_SECRET_X2 top.key
+	setfattr -n user.tag -v AWFS_SECRET_X3 rw/masked
+	setfattr -n user.tag -v rovalue ro/file
+	cd - >/dev/null || exit 1
+	# what the host's permissions keep from the agent, where it may write
+	root_file rw/secret600 600 AWFS_ROOTONLY_1
+	root_file rw/sub/secret600 600 AWFS_ROOTONLY_2
+	root_file mem-a/secret600 600 AWFS_ROOTONLY_3
+	root_file mem-b/secret600 600 AWFS_ROOTONLY_4
+	root_file rw/rootro644 644 ROOTREAD_1
+	root_file mem-b/rootro644 644 ROOTREAD_2
+	setfattr -n user.tag -v AWFS_ROOTONLY_X4 "$SRC/mem-a/secret600"
+	echo "uid=$AGENT_UID AWFS_ACLDENY_$AGENT_UID" >"$T/forbidden"
+	# mode 0644, and an ACL entry denying the agent's uid (not the other)
+	for d in rw mem-a mem-b; do
+		command -v setfacl >/dev/null || break
+		root_file "$d/acl644" 644 "AWFS_ACLDENY_$AGENT_UID"
+		setfacl -m "u:$AGENT_UID:---" "$SRC/$d/acl644" || rm -f "$SRC/$d/acl644" "$T/keep/${d}_acl644"
+	done
+	[ -f "$SRC/mem-a/acl644" ] || echo "# no POSIX ACLs here: the ACL-denied files are left out"
+}
+
+# ------------------------------------------------------------ host state
+# ro_state: the read-only and masked trees, and the root directory's names,
+# as one hash: every entry's type, mode, owner, size, link count, target,
+# every file's bytes, every xattr
+ro_state() {
+	(
+		cd "$SRC" || exit 1
+		find . -mindepth 1 -maxdepth 1 -printf '%p %y\n' | LC_ALL=C sort
+		# shellcheck disable=SC2086
+		find $READONLY -printf '%p %y %m %U:%G %s %n %l\n' | LC_ALL=C sort
+		# shellcheck disable=SC2086
+		find $READONLY -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum
+		# shellcheck disable=SC2086
+		getfattr -h -R -d -m - $READONLY 2>/dev/null
+	) | sha256sum | cut -d' ' -f1
+}
+
+# root_state: the root-owned files of the writable trees, through the links
+# kept outside the mount, a line each: mode, owner, size, bytes, xattrs
+# (ACLs too)
+root_state() {
+	(
+		cd "$T/keep" || exit 1
+		for f in *; do
+			printf '%s %s %s %s\n' "$f" "$(stat -c '%a %u:%g %s' "$f")" "$(sha256sum <"$f" | cut -c1-16)" \
+				"$(getfattr -d -m - "$f" 2>/dev/null | grep -v '^#' | tr '\n' ' ')"
+		done
+	)
+}
+
+# writable_objects FIND-ARGS...: what find lists in the writable trees
+writable_objects() {
+	# shellcheck disable=SC2086
+	(cd "$SRC" && find $WRITABLE "$@")
+}
+
+build_fixture
+
+# ------------------------------------------------------------ self-test
+# Against the raw tree (no awfs) the fuzzer must read the masked secrets
+# (its eyes work) and see nothing else: the host keeps its own permissions
+# and ACLs, and a whiteout is its maker's. What it reports against awfs is
+# then not a false alarm of its own.
+cp -a "$SRC" "$T/raw"
+self=$(timeout -k 5 $((SELF_SECS + 60)) setsid "$ADV" -k -u "$AGENT_UID,$OTHER_UID" -U "$OTHER_UID" -f "$T/forbidden" \
+	"$T/raw" "$SELF_SECS" "$SEED" "$PROCS" 2>&1)
+check_match "self-test: without awfs it reads the masked secrets" \
+	"VIOLATION: (read|readdir|mmap|getxattr|listxattr) of .*AWFS_SECRET_" "$self"
+wrong=$(printf '%s\n' "$self" | grep '^VIOLATION' | grep -v 'AWFS_SECRET_\|read-only or masked\|masked directory')
+check "self-test: ... and nothing the host refuses, nothing another uid's" "" "$(printf '%s' "$wrong" | head -3)"
+[ -z "$wrong" ] || printf '%s\n' "$self" | sed 's/^/# self-test: /'
+rm -rf "$T/raw"
+
+ro0=$(ro_state)
+root0=$(root_state)
+writable_objects -uid 0 -printf '%i\n' | sort >"$T/root-inodes"
+
+# ------------------------------------------------------------ teardown
+ADV_PID=""
+# teardown: bounded at every step, so a hung mount cannot hang the test:
+# the fuzzer's process group, then awfs (TERM, then KILL: a dead daemon
+# aborts the connection, which frees every caller stuck in a request),
+# then the mount point
+teardown() {
+	if [ -n "$ADV_PID" ]; then
+		kill -KILL -- "-$ADV_PID" 2>/dev/null
+	fi
+	if [ -n "$AWFS_PID" ]; then
+		kill -TERM "$AWFS_PID" 2>/dev/null
+		for _ in $(seq 100); do kill -0 "$AWFS_PID" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$AWFS_PID" 2>/dev/null
+		wait "$AWFS_PID" 2>/dev/null
+		AWFS_PID=""
+	fi
+	is_mounted "$MNT" && { timeout 10 fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"; }
+}
+AT_EXIT=teardown
+
+# awfs_fds, awfs_rss_kb: what the daemon holds
+awfs_fds() { find "/proc/$AWFS_PID/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
+awfs_rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$AWFS_PID/status" 2>/dev/null; }
+
+# group_alive: a process of the fuzzer's group is left
+group_alive() { [ -n "$(ps -e -o pgid= | awk -v g="$ADV_PID" '$1 == g')" ]; }
+
+mount_awfs -o xattr
+fds0=$(awfs_fds)
+rss0=$(awfs_rss_kb)
+
+# ------------------------------------------------------------ the run
+# its own process group (setsid), so that whatever it leaves is found by id
+echo "# awfs-adversary $MNT $SECS s, seed $SEED, $PROCS workers (uids $AGENT_UID,$OTHER_UID)"
+# shellcheck disable=SC2086
+setsid "$ADV" -k -u "$AGENT_UID,$OTHER_UID" -U "$OTHER_UID" -f "$T/forbidden" ${AWFS_ADVERSARY_ARGS:-} \
+	"$MNT" "$SECS" "$SEED" "$PROCS" >"$T/adversary.out" 2>&1 &
+ADV_PID=$!
+for _ in $(seq $(((SECS + 30) * 10))); do kill -0 "$ADV_PID" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$ADV_PID" 2>/dev/null; then
+	echo "# the fuzzer did not end $((SECS + 30)) s after it started: killed"
+	kill -KILL -- "-$ADV_PID"
+fi
+wait "$ADV_PID"
+adv_rc=$?
+cat "$T/adversary.out"
+check "the fuzzer saw no violation (exit 0)" 0 "$adv_rc"
+if [ "$adv_rc" != 0 ]; then
+	extra=""
+	[ -n "${AWFS_ADVERSARY_ARGS:-}" ] && extra=" AWFS_ADVERSARY_ARGS='$AWFS_ADVERSARY_ARGS'"
+	echo "# reproduce: AWFS=$AWFS AWFS_ADVERSARY_SEED=$SEED AWFS_ADVERSARY_SECONDS=$SECS AWFS_ADVERSARY_PROCS=$PROCS$extra bash $HERE/run.sh"
+fi
+
+# ------------------------------------------------------------ the daemon
+alive=no
+kill -0 "$AWFS_PID" 2>/dev/null && alive=yes
+check "awfs is still running" yes "$alive"
+# a name never looked up and an open: both reach the daemon (a stat of a
+# known name may be answered from the kernel's cache)
+check "the mount still answers (a fresh lookup and a read, within 5 s each)" "ENOENT awfs canary" \
+	"$(timeout -k 1 5 stat "$MNT/ro/dir/.alive-$$" >/dev/null 2>&1; [ $? = 1 ] && echo ENOENT) $(timeout -k 1 5 cat "$MNT/ro/canary" 2>&1)"
+fds1=""
+if [ "$alive" = yes ]; then
+	if [ "${AWFS_ADVERSARY_DROP_CACHES:-0}" = 1 ]; then
+		# the kernel forgets what it does not use, and awfs closes those fds
+		echo 2 >/proc/sys/vm/drop_caches
+		sleep 1
+	fi
+	fds1=$(awfs_fds)
+	rss1=$(awfs_rss_kb)
+	ls -l "/proc/$AWFS_PID/fd" >"$T/awfs-fds.txt" 2>&1
+	echo "# awfs: $fds0 -> $fds1 fds, VmRSS $rss0 -> $rss1 kB"
+	check "awfs's VmRSS grew by at most 64 MiB" yes \
+		"$([ "$rss1" -le $((rss0 + 65536)) ] && echo yes || echo "no: $rss0 -> $rss1 kB")"
+fi
+
+# ------------------------------------------------------------ clean-up
+teardown
+for _ in $(seq 50); do group_alive || break; sleep 0.1; done
+check "no process of the fuzzer is left once the mount is gone" no "$(group_alive && echo yes || echo no)"
+ADV_PID=""
+check "the mount is gone" 0 "$(awfs_mounts "$MNT")"
+
+# ------------------------------------------------------------ the host
+# awfs keeps one fd per object the kernel holds, and with entries cached
+# for an hour the kernel may hold every object the run made: so the bound
+# is 200 over one fd per object left in the tree, or 200 alone once the
+# kernel has dropped its cache (AWFS_ADVERSARY_DROP_CACHES=1; system-wide)
+if [ -n "$fds1" ]; then
+	objects=$(find "$SRC" | wc -l)
+	[ "${AWFS_ADVERSARY_DROP_CACHES:-0}" = 1 ] && objects=0
+	check "awfs's fds grew by at most 200 + $objects objects in the tree" yes \
+		"$([ "$fds1" -le $((fds0 + 200 + objects)) ] && echo yes || echo "no: $fds0 -> $fds1")"
+fi
+check "the read-only and masked trees are unchanged" "$ro0" "$(ro_state)"
+check "the root-owned files in the writable trees are unchanged" "" \
+	"$(diff <(printf '%s\n' "$root0") <(root_state) | grep '^[<>]')"
+check "everything in the writable trees is owned by root or the agent's uids" "" \
+	"$(writable_objects \( ! -uid 0 ! -uid "$AGENT_UID" ! -uid "$OTHER_UID" \) -printf '%u:%g %y %p\n' | head -5)"
+check "no device node owned by root in the writable trees" "" \
+	"$(writable_objects \( -type c -o -type b \) -uid 0 -printf '%y %m %u:%g %p\n' | head -5)"
+check "every root-owned object in the writable trees is the fixture's" "" \
+	"$(writable_objects -uid 0 -printf '%i %y %m %p\n' | awk 'NR == FNR { had[$1] = 1; next } !had[$1]' \
+		"$T/root-inodes" - | head -5)"
+finish
