@@ -829,6 +829,10 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "awfs: cannot mount on %s (is /dev/fuse usable?)\n", mnt);
 		goto out_signals;
 	}
+	if (loop_wrap_io(se) != 0) {
+		fprintf(stderr, "awfs: cannot set up the session's I/O\n");
+		goto out_unmount;
+	}
 	/* 5. the aliases, before the caller is told the mount is ready */
 	if (bind_aliases(mnt, o.also_at, o.nalso) < 0)
 		goto out_unmount;

@@ -2,29 +2,30 @@
 /*
  * inode.c - hash table of live inodes with reference counts.
  *
- * One host object, one view. A host inode is keyed by (st_dev, st_ino)
+ * One directory, one view. A host directory is keyed by (st_dev, st_ino)
  * alone, and its classification state is the one of the name it was last
- * looked up (or renamed through awfs) by. Keying by state as well would give
- * a directory moved between two allow_write rules a second node id at its
- * next lookup, and the kernel two unrelated views of one directory: the old
- * one, held by an open fd, keeps negative entries and attributes that no
- * change through the new one corrects, so the kernel's permission check (and
- * its belief that a name is absent, which sends CREATE) would be made on
- * stale facts. With one view every change through awfs reaches the one
- * inode the kernel has.
+ * looked up (or renamed through awfs) by. Keying it by state as well gave a
+ * directory moved between two allow_write rules a second node id at its
+ * next lookup, and the kernel two unrelated views of it: the old one, held
+ * by an open fd, kept negative entries that no change through the new one
+ * corrected, so the kernel believed a name absent that held a root-only
+ * file and sent CREATE for it. A directory has one position, so its state
+ * follows it; what is cached below it was classified from a position the
+ * rename check let it leave: ops.c refuses a rename into or out of any
+ * position below which a stricter rule is anchored, so every name below
+ * the old and the new position classifies alike.
  *
- * Why re-classifying instead of aliasing changes no decision:
- *  - a directory has one position; its state follows it, and what is
- *    cached below it was classified from a position the rename check
- *    allowed it to leave: ops.c refuses a rename into or out of any position
- *    below which a stricter rule is anchored, so every name below both the
- *    old and the new position classifies alike;
- *  - a non-directory reachable by names of two classes (hard links the host
- *    made) is one object: its bytes and attributes can be changed through
- *    the more permissive name whichever name the kernel used, so taking
- *    the last name's class grants nothing the host's links did not;
- *  - masks are synthetic (keyed by parent and name), never host-keyed, so
- *    no host object is ever served both masked and unmasked by one inode.
+ * A non-directory is keyed by (st_dev, st_ino, state): a file has a class
+ * per name (a hard link the host made between a read-only and a writable
+ * directory is written through the writable name and refused through the
+ * other), so it may have one inode per class. Such aliases lend nothing:
+ * every call that changes a file or opens it for writing runs as the caller
+ * and the host checks it on the file as it is (ops.c), and a plain
+ * read-only open of a file with more than one link does too (its
+ * attributes, which the kernel checks, may be an alias's, stale); a file
+ * renamed through awfs keeps its inode and state, which its new position
+ * classifies alike (the rename check again).
+ *
  * The root keeps its own state: a name that leads back to the root's
  * directory (a bind mount of it below itself) gets an inode of its own.
  *
@@ -174,23 +175,25 @@ static void insert(struct awfs_inode *in)
 }
 
 /*
- * The host inode (dev, ino), or NULL; table_lock held. The root answers only
- * for its own state (@state NULL: any), see the head of this file.
+ * The host inode of (dev, ino): a directory whatever its state, a
+ * non-directory in @state; or NULL; table_lock held. The root answers only
+ * for its own state. See the head of this file.
  */
 static struct awfs_inode *find_host_locked(dev_t dev, ino_t ino, const struct awfs_state *state)
 {
-	if (dev == root.dev && ino == root.ino && (!state || state == root.state))
+	if (dev == root.dev && ino == root.ino && state == root.state)
 		return &root;
 	for (struct awfs_inode *in = buckets[hash_key(dev, ino, NULL) % nbuckets]; in; in = in->next)
-		if (in->fd >= 0 && in != &root && in->dev == dev && in->ino == ino)
+		if (in->fd >= 0 && in != &root && in->dev == dev && in->ino == ino &&
+		    (in->type == S_IFDIR || in->state == state))
 			return in;
 	return NULL;
 }
 
-/* Give @in the state of the name it was just found by; table_lock held. */
+/* Give the directory @in the state of the name it was just found by; table_lock held. */
 static void restate_locked(struct awfs_inode *in, const struct awfs_state *state)
 {
-	if (in != &root && in->state != state)
+	if (in != &root && in->type == S_IFDIR && in->state != state)
 		__atomic_store_n(&in->state, state, __ATOMIC_RELEASE);
 }
 
@@ -204,6 +207,7 @@ struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct a
 	in = find_host_locked(st->st_dev, st->st_ino, state);
 	if (in) {
 		restate_locked(in, state);
+		in->linked = st->st_nlink > 1;
 		in->refs++;
 		if (on_lru(in)) {	/* looked up again: the newest */
 			lru_unlink(in);
@@ -219,6 +223,7 @@ struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct a
 	in->ino = st->st_ino;
 	in->type = st->st_mode & S_IFMT;
 	in->state = state;
+	in->linked = st->st_nlink > 1;
 	in->refs = 1;
 	if (in->type != S_IFDIR) {
 		in->name = util_xstrdup(name);
@@ -353,13 +358,13 @@ void inode_restate(dev_t dev, ino_t ino, const struct awfs_state *state)
 	pthread_mutex_unlock(&table_lock);
 }
 
-uint64_t inode_find_host(dev_t dev, ino_t ino)
+uint64_t inode_find_host(dev_t dev, ino_t ino, const struct awfs_state *state)
 {
 	struct awfs_inode *in;
 	uint64_t id;
 
 	pthread_mutex_lock(&table_lock);
-	in = find_host_locked(dev, ino, NULL);
+	in = find_host_locked(dev, ino, state);
 	id = in ? inode_nodeid(in) : 0;
 	pthread_mutex_unlock(&table_lock);
 	return id;

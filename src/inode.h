@@ -2,10 +2,11 @@
 /*
  * inode.h - the table of inodes the kernel knows about.
  *
- * A host-backed inode is keyed by (st_dev, st_ino): one host object is one
- * inode, whose classification state is the one of the name it was last
- * found by (inode.c says why that is safe). It holds an O_PATH | O_NOFOLLOW
- * fd, so no host path is ever resolved again.
+ * A host directory is keyed by (st_dev, st_ino): one directory is one inode,
+ * whose classification state is the one of the name it was last found by;
+ * a host non-directory by (st_dev, st_ino, state): it keeps the class of the
+ * path it was found by (inode.c says why both are safe). Each holds an
+ * O_PATH | O_NOFOLLOW fd, so no host path is ever resolved again.
  *
  * A synthetic inode (a mask) is keyed by (parent, name) and holds nothing of
  * the host: no fd, no host inode number.
@@ -57,6 +58,7 @@ struct awfs_inode {
 	uint64_t synth_ino;		/* synthetic only: st_ino served */
 	unsigned char virt;		/* AWFS_VIRT_*: a node of the information directory */
 	unsigned char folds;		/* directories: 0 not checked, 1 case-sensitive, 2 folds case */
+	unsigned char linked;		/* more than one link when last looked up (ops.c) */
 	unsigned char readable;		/* regular files: fd has been made an O_RDONLY fd
 					   (same number), the handle of every plain
 					   read-only open; listener thread only */
@@ -77,8 +79,8 @@ uint64_t inode_nodeid(const struct awfs_inode *in);
 struct awfs_inode *inode_root(void);
 
 /*
- * Find or add the host inode (dev, ino), found as @name (in state @state) in
- * the directory @dir, and take one reference; an inode found takes @state.
+ * Find or add the host inode of @st, found as @name (in state @state) in the
+ * directory @dir, and take one reference; a directory found takes @state.
  * Takes ownership of @fd (closed when an inode already existed).
  */
 struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct awfs_state *state,
@@ -93,9 +95,9 @@ void inode_put(struct awfs_inode *in, uint64_t n);
 /* Set once, before serving: called for a directory about to be freed, before
    its fd is closed (its listings, its watch). */
 void inode_set_dir_free(void (*fn)(struct awfs_inode *dir));
-/* The nodeid of the host inode (dev, ino), or 0 when the kernel has none. */
-uint64_t inode_find_host(dev_t dev, ino_t ino);
-/* The host object (dev, ino) is now named in state @state (a rename through awfs). */
+/* The nodeid of the host inode (dev, ino) (a non-directory: in @state), or 0 when the kernel has none. */
+uint64_t inode_find_host(dev_t dev, ino_t ino, const struct awfs_state *state);
+/* The host directory (dev, ino) is now named in state @state (a rename through awfs). */
 void inode_restate(dev_t dev, ino_t ino, const struct awfs_state *state);
 /*
  * An inode named for a notification to the kernel: its nodeid and, for a

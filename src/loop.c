@@ -46,7 +46,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "inode.h"
 #include "log.h"
@@ -369,6 +371,58 @@ static void helpers_stop(struct loop *l, struct fuse_buf *buf)
 		pthread_join(trim.tid, NULL);
 	if (exited)
 		fuse_session_exit(l->se);
+}
+
+/*
+ * The session's I/O is libfuse's own but for one reply, INIT's: it gets
+ * FUSE_HANDLE_KILLPRIV_V2, which libfuse 3.14 cannot ask for. With it the
+ * kernel leaves clearing set-user-ID and set-group-ID bits on write and
+ * truncate to awfs (ops.c does it for every caller but root) and marks the
+ * super block SB_NOSEC: it stops asking for security.capability (a GETXATTR
+ * round trip) before every write once it has seen a file has none, which
+ * it would otherwise do now that awfs serves the host's POSIX ACLs.
+ */
+static bool init_patched;	/* the listener's: INIT is the session's first reply */
+
+static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
+{
+	struct fuse_init_out out;
+
+	(void)userdata;
+	if (!init_patched && count == 2 && iov[1].iov_len <= sizeof(out) &&
+	    iov[1].iov_len >= offsetof(struct fuse_init_out, flags) + sizeof(out.flags) &&
+	    ((const struct fuse_out_header *)iov[0].iov_base)->error == 0) {
+		memcpy(&out, iov[1].iov_base, iov[1].iov_len);
+		out.flags |= FUSE_HANDLE_KILLPRIV_V2;
+		iov[1].iov_base = &out;
+	}
+	init_patched = true;
+	return writev(fd, iov, count);
+}
+
+static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
+{
+	(void)userdata;
+	return read(fd, buf, len);
+}
+
+static ssize_t io_splice(int fdin, off_t *offin, int fdout, off_t *offout, size_t len,
+			 unsigned int flags, void *userdata)
+{
+	(void)userdata;
+	return splice(fdin, offin, fdout, offout, len, flags);
+}
+
+int loop_wrap_io(struct fuse_session *se)
+{
+	static const struct fuse_custom_io io = {
+		.writev = io_writev,
+		.read = io_read,
+		.splice_receive = io_splice,
+		.splice_send = io_splice,
+	};
+
+	return fuse_session_custom_io(se, &io, fuse_session_fd(se));
 }
 
 int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, uint64_t files_high)

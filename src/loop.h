@@ -21,6 +21,11 @@
  * asks the kernel to drop the least recently looked-up ones; 0: never.
  * Returns 0 after a clean stop, else -errno.
  */
+/*
+ * After mounting, before serving: route the session's I/O through awfs
+ * (for the INIT reply's flags, loop.c). 0 or a negative errno.
+ */
+int loop_wrap_io(struct fuse_session *se);
 int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers,
 	     uint64_t files_high);
 

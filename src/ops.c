@@ -356,6 +356,19 @@ static double attr_timeout(const struct awfs_inode *in)
 	return in->virt ? 0.0 : state_timeout(in->state, in->type == S_IFDIR ? in : in->parent);
 }
 
+/*
+ * How long the kernel may keep @in's attributes @st: not at all for a file
+ * with a set-user-ID or set-group-ID bit, which awfs clears after a write
+ * by anyone but root without telling the kernel (drop_setid()): the next
+ * stat, or permission check, then asks again.
+ */
+static double attr_ttl(const struct awfs_inode *in, const struct stat *st)
+{
+	if (S_ISREG(st->st_mode) && (st->st_mode & (S_ISUID | S_ISGID)))
+		return 0.0;
+	return attr_timeout(in);
+}
+
 /* The entry for @in, found in @dir. */
 static void fill_entry(struct fuse_entry_param *e, struct awfs_inode *in, const struct stat *st,
 		       const struct awfs_inode *dir)
@@ -363,7 +376,7 @@ static void fill_entry(struct fuse_entry_param *e, struct awfs_inode *in, const 
 	memset(e, 0, sizeof(*e));
 	e->ino = inode_nodeid(in);
 	e->attr = *st;
-	e->attr_timeout = attr_timeout(in);
+	e->attr_timeout = attr_ttl(in, st);
 	e->entry_timeout = in->virt ? cfg->timeout_own : state_timeout(in->state, dir);
 }
 
@@ -517,7 +530,7 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	if (err)
 		fuse_reply_err(req, err);
 	else
-		fuse_reply_attr(req, &st, attr_timeout(in));
+		fuse_reply_attr(req, &st, attr_ttl(in, &st));
 }
 
 static const char *setattr_op(int to_set)
@@ -532,21 +545,29 @@ static const char *setattr_op(int to_set)
 }
 
 /*
- * Whether changing @in's mode to @mode only clears its set-user-ID or
- * set-group-ID bits: what the kernel asks for, without a permission check,
- * when anyone who may write a file writes it (file_remove_privs). The host
- * would refuse it to a caller that does not own the file, so it is made as
- * the daemon; it only ever takes a privilege away.
+ * A write or a truncate by a caller other than root clears the file's
+ * set-user-ID bit, and its set-group-ID bit with group execute, as the host
+ * does for a writer without CAP_FSETID: the kernel leaves it to awfs
+ * (FUSE_HANDLE_KILLPRIV_V2, loop.c), and awfs's own call keeps them (it has
+ * CAP_FSETID). Through @fh when there is one, else through the pin.
  */
-static bool only_drops_setid(const struct awfs_inode *in, mode_t mode)
+static void drop_setid(fuse_req_t req, struct awfs_inode *in, int fh)
 {
+	uid_t uid = fuse_req_ctx(req)->uid;
 	struct stat st;
+	mode_t kill;
 
+	if (uid == 0 || in->type != S_IFREG)
+		return;
+	if (fh >= 0) {
+		host_kill_suid(fh, uid);
+		return;
+	}
 	if (host_stat(in->fd, &st) != 0)
-		return false;
-	mode &= 07777;
-	return mode != (st.st_mode & 07777) &&
-	       mode == (st.st_mode & 07777 & ~(mode_t)(S_ISUID | S_ISGID));
+		return;
+	kill = st.st_mode & (S_ISUID | ((st.st_mode & S_IXGRP) ? S_ISGID : 0));
+	if (kill)
+		(void)host_chmod(in->fd, st.st_mode & 07777 & ~kill);
 }
 
 static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
@@ -563,8 +584,6 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	if (to_set & FUSE_SET_ATTR_MODE) {
 		if (in->type == S_IFLNK)
 			err = EOPNOTSUPP;
-		else if (only_drops_setid(in, attr->st_mode))
-			err = host_chmod(in->fd, attr->st_mode);
 		else
 			AS_CALLER(req, err, host_chmod(in->fd, attr->st_mode));
 		if (err)
@@ -582,6 +601,7 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		AS_CALLER(req, err, host_truncate(in->fd, fh, attr->st_size));
 		if (err)
 			goto out;
+		drop_setid(req, in, fh);
 	}
 	if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) {
 		struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_OMIT } };
@@ -603,7 +623,7 @@ out:
 	if (err)
 		fuse_reply_err(req, err);
 	else
-		fuse_reply_attr(req, &st, attr_timeout(in));
+		fuse_reply_attr(req, &st, attr_ttl(in, &st));
 }
 
 static void ll_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -722,12 +742,12 @@ static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fuse_reply_err(req, err);
 }
 
-/* The object now named @name in @dir takes the state @st (see inode.c). */
+/* The directory now named @name in @dir takes the state @st (see inode.c). */
 static void restate_at(struct awfs_inode *dir, const char *name, const struct awfs_state *st)
 {
 	struct stat sb;
 
-	if (host_stat_at(dir->fd, name, &sb) == 0)
+	if (host_stat_at(dir->fd, name, &sb) == 0 && S_ISDIR(sb.st_mode))
 		inode_restate(sb.st_dev, sb.st_ino, st);
 }
 
@@ -751,7 +771,7 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	if (!err)
 		AS_CALLER(req, err, host_rename(dir->fd, name, ndir->fd, newname, flags));
 	if (!err && sst != dst) {
-		/* the kernel keeps its inodes: give them the states of where they are now */
+		/* the kernel keeps its inodes: a directory takes the state of where it is now */
 		restate_at(ndir, newname, dst);
 		if (flags & RENAME_EXCHANGE)
 			restate_at(dir, name, sst);
@@ -796,8 +816,13 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (!err && in->fd >= 0) {
 		int dirfd = in->parent ? in->parent->fd : -1;
 
-		if (in->type == S_IFREG && plain_read(fi->flags)) {
-			/* the inode's own fd, made readable once, serves every such open */
+		if (in->type == S_IFREG && plain_read(fi->flags) && !in->linked) {
+			/*
+			 * The inode's own fd, made readable once, serves every such
+			 * open, after the kernel's check on its attributes; a file
+			 * with more links may have an alias whose attributes are
+			 * fresher (inode.c): it is opened as the caller instead.
+			 */
 			if (!in->readable)
 				err = host_make_readable(in->fd, dirfd, in->name, in->dev, in->ino);
 			in->readable = !err;
@@ -924,6 +949,8 @@ static void ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_
 	out.buf[0].fd = (int)fi->fh;
 	out.buf[0].pos = off;
 	n = fuse_buf_copy(&out, in_buf, 0);
+	if (n > 0)
+		drop_setid(req, in, (int)fi->fh);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else

@@ -179,6 +179,14 @@ static int probe_mask_path(struct probe *pr, const char *rule, const char *path)
 
 typedef int (*probe_fn)(struct probe *pr, const struct awfs_rule *r, const char *path);
 
+/* @path is a directory on the mount (not a symlink to one). */
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 static int expand(struct probe *pr, const struct awfs_rule *r, size_t depth, const char *dir,
 		  probe_fn fn, size_t *found)
 {
@@ -192,9 +200,8 @@ static int expand(struct probe *pr, const struct awfs_rule *r, size_t depth, con
 	}
 	if (r->literal[depth]) {
 		char *next = util_xasprintf("%s/%s", dir, r->comps[depth]);
-		struct stat st;
 
-		if (lstat(next, &st) == 0 || depth + 1 == r->ncomps)
+		if (depth + 1 == r->ncomps || is_dir(next))
 			ret = expand(pr, r, depth + 1, next, fn, found);
 		free(next);
 		return ret;
@@ -207,7 +214,9 @@ static int expand(struct probe *pr, const struct awfs_rule *r, size_t depth, con
 		    fnmatch(r->comps[depth], de->d_name, 0) != 0)
 			continue;
 		next = util_xasprintf("%s/%s", dir, de->d_name);
-		ret = expand(pr, r, depth + 1, next, fn, found);
+		/* only a directory has names below it */
+		if (depth + 1 == r->ncomps || is_dir(next))
+			ret = expand(pr, r, depth + 1, next, fn, found);
 		free(next);
 	}
 	if (d)
@@ -248,7 +257,7 @@ static int probe_mask(struct probe *pr, const struct awfs_rule *r, const char *p
 
 	/* a literal mask shows whether or not the host has it, if its directory exists */
 	*strrchr(parent, '/') = '\0';
-	if (stat(parent, &st) == 0)
+	if (stat(parent, &st) == 0 && S_ISDIR(st.st_mode))
 		ret = probe_mask_path(pr, r->path, path);
 	else
 		skipped(pr, "mask \"%s\": %s does not exist", r->path, parent);

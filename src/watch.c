@@ -220,14 +220,16 @@ void watch_forget(struct awfs_inode *dir)
 	pthread_mutex_unlock(&w.lock);
 }
 
-/* The nodeid of the inode awfs has for @name in @dir, or 0; the lock is held. */
-static uint64_t child_id(const struct awfs_inode *dir, const char *name)
+/* The nodeid of the inode awfs has for @name (in state @st) in @dir, or 0;
+   the lock is held. */
+static uint64_t child_id(const struct awfs_inode *dir, const char *name,
+			 const struct awfs_state *st)
 {
 	struct stat sb;
 
 	if (host_stat_at(dir->fd, name, &sb) != 0)
 		return 0;
-	return inode_find_host(sb.st_dev, sb.st_ino);
+	return inode_find_host(sb.st_dev, sb.st_ino, st);
 }
 
 static void inval_entry(uint64_t dir, const char *name)
@@ -285,7 +287,7 @@ static void handle(const struct inotify_event *ev)
 		if (classify_class(st) != AWFS_CLASS_WRITE) {
 			dir = inode_nodeid(n->dir);
 			if (!(ev->mask & NAMESPACE))
-				child = child_id(n->dir, ev->name);
+				child = child_id(n->dir, ev->name, st);
 		}
 	} else if (n) {
 		dir = inode_nodeid(n->dir);

@@ -47,12 +47,12 @@ expect "  ... twice" "OK:late\x0a" read "$MNT/late-entry"
 
 unmount_awfs
 check "--fail-on-denial with denials: exit 3" "3" "$AWFS_RC"
-check_match "  ... prints the summary" "awfs: unmounting $MNT: 7 writes denied \(by operation: create 3, open\(O_WRONLY\|O_TRUNC\) 2, rename 1, rmdir 1; by path: .awfs 3, ro 3, secret 1\); failing \(--fail-on-denial\)" "$(cat "$T/awfs.stderr")"
+check_match "  ... prints the summary" "awfs: unmounting $MNT: 9 writes denied \(by operation: create 4, open\(O_WRONLY\|O_TRUNC\) 3, rename 1, rmdir 1; by path: .awfs 5, ro 3, secret 1\); failing \(--fail-on-denial\)" "$(cat "$T/awfs.stderr")"
 
 # ---- the audit file
 check "every audit line is valid JSON" "ok" "$(jq -e . "$A" >/dev/null && echo ok)"
 check "events: mount first, unmount last" "mount unmount" "$(jq -r .event "$A" | sed -n '1p;$p' | tr '\n' ' ' | sed 's/ $//')"
-check "one deny record per denial" "7" "$(jq -r 'select(.event == "deny") | .op' "$A" | wc -l)"
+check "one deny record per denial" "9" "$(jq -r 'select(.event == "deny") | .op' "$A" | wc -l)"
 check "the mount record holds the resolved set" "13" "$(jq -r 'select(.event == "mount") | .policy.rules | length' "$A")"
 check "the mount record lists the unclassified entries" '["restricted","rootfile"]' \
 	"$(jq -c 'select(.event == "mount") | .unclassified' "$A")"
@@ -64,7 +64,7 @@ check "a hostile name is kept, with invalid bytes visible" "$MNT/ro/a
 b\"c\\d\\xff" "$(jq -r --arg p "$MNT/ro/a" 'select(.event == "deny" and (.path | startswith($p))) | .path' "$A")"
 check "a rename record names both paths" "$MNT/rw/file -> $MNT/ro/x" \
 	"$(jq -r 'select(.event == "deny" and .op == "rename") | "\(.path) -> \(.other)"' "$A")"
-check "the unmount record counts by op and path" "7 3" \
+check "the unmount record counts by op and path" "9 3" \
 	"$(jq -r 'select(.event == "unmount") | "\(.denials) \(.by_path.ro)"' "$A")"
 
 # ---- --fail-on-denial without denials; no information directory; another name

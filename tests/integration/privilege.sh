@@ -86,6 +86,15 @@ expect "  ... without the group: EACCES" "EACCES" create "$W/grp/new2"
 check "chown of one's own file to a supplementary group" "OK" "$(with_group chown "$W/grp/new" -1 4242)"
 expect "  ... to a group one is not in: EPERM" "EPERM" chown "$W/grp/new" -1 4243
 
+as_agent sh -c "echo a >'$W/setid' && chmod 6775 '$W/setid'"
+expect "a write to one's own set-user-ID file" "OK" append "$W/setid" b
+check "  ... clears set-user-ID and set-group-ID, on the host and as seen" "775 775" \
+	"$(stat -c %a "$SRC/rw/setid") $(aprobe stat "$W/setid" | sed 's/.*mode=0*\([0-7]*\).*/\1/')"
+as_agent chmod 6775 "$W/setid"
+expect "  ... so does a truncate" "OK" truncate "$W/setid" 0
+check "  ... on the host and as seen" "775 775" \
+	"$(stat -c %a "$SRC/rw/setid") $(aprobe stat "$W/setid" | sed 's/.*mode=0*\([0-7]*\).*/\1/')"
+
 # ------------------------------------------------------------ ACLs are the host's
 check "an ACL that denies a user a 0644 file: EACCES" "EACCES" \
 	"$(setpriv --reuid=$OTHER --regid=$OTHER --clear-groups "$AWFS_PROBE" read "$W/acl-deny")"

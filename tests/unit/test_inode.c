@@ -5,8 +5,9 @@
  * the newest, that directories are not on it, the pressure hook past the
  * high mark, and that freeing takes a file off the list; that a file keeps
  * the directory it was found in alive, and the directory goes with its last
- * file; finding a host inode by (dev, ino) (one inode whatever
- * the state it is found in, taking the last one), collecting the inodes a
+ * file; finding a host inode (a directory by (dev, ino): one inode
+ * whatever the state it is found in, taking the last; a file by (dev, ino,
+ * state)), collecting the inodes a
  * predicate accepts, and the hook a directory is freed through (its fd still
  * open).
  */
@@ -191,23 +192,29 @@ static void test_find_collect(void **state)
 	g = take_in(sub, "/sub", "g");
 	f = take("f1");
 	assert_int_equal(fstat(g->fd, &st), 0);
-	assert_int_equal(inode_find_host(st.st_dev, st.st_ino), inode_nodeid(g));
-	/* one host object, one inode: found again under another state, it is
-	 * the same inode and takes that state */
+	assert_int_equal(inode_find_host(st.st_dev, st.st_ino, NULL), inode_nodeid(g));
+	/* a file in another state is another inode: none */
+	assert_int_equal(inode_find_host(st.st_dev, st.st_ino, (const struct awfs_state *)&st), 0);
+	/* one directory, one inode: found again in another state, it is the
+	 * same inode and takes that state */
 	{
-		int fd2 = open(".", O_PATH);	/* any fd: closed, the inode exists */
 		const struct awfs_state *other = (const struct awfs_state *)&st;
-		struct awfs_inode *g2;
+		struct stat dst;
+		struct awfs_inode *sub2;
+		int fd2;
 
+		assert_int_equal(fstat(sub->fd, &dst), 0);
+		fd2 = open(".", O_PATH);	/* closed: the inode exists */
 		assert_true(fd2 >= 0);
-		g2 = inode_take_host(fd2, &st, other, sub, "g-again");
-		assert_ptr_equal(g2, g);
-		assert_ptr_equal(g->state, other);
-		inode_restate(st.st_dev, st.st_ino, NULL);
-		assert_null(g->state);
-		inode_put(g2, 1);
+		sub2 = inode_take_host(fd2, &dst, other, root, "sub-again");
+		assert_ptr_equal(sub2, sub);
+		assert_ptr_equal(sub->state, other);
+		assert_int_equal(inode_find_host(dst.st_dev, dst.st_ino, NULL), inode_nodeid(sub));
+		inode_restate(dst.st_dev, dst.st_ino, NULL);
+		assert_null(sub->state);
+		inode_put(sub2, 1);
 	}
-	assert_int_equal(inode_find_host(root->dev, root->ino), 1);
+	assert_int_equal(inode_find_host(root->dev, root->ino, NULL), 1);
 
 	n = inode_collect(is_file, &r);
 	assert_int_equal(n, 2);
@@ -231,7 +238,7 @@ static void test_find_collect(void **state)
 	inode_put(g, 1);
 	assert_int_equal(freed_dirs, 1);
 	assert_int_equal(freed_fd_open, 1);
-	assert_int_equal(inode_find_host(st.st_dev, st.st_ino), 0);
+	assert_int_equal(inode_find_host(st.st_dev, st.st_ino, NULL), 0);
 	inode_set_dir_free(NULL);
 }
 
