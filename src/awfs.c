@@ -829,6 +829,11 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "awfs: cannot mount on %s (is /dev/fuse usable?)\n", mnt);
 		goto out_signals;
 	}
+	if (!host_can_switch()) {
+		fprintf(stderr, "awfs: cannot act as a caller (setfsuid, setgroups or capset refused): "
+			"awfs would serve requests with its own power; not mounting\n");
+		goto out_unmount;
+	}
 	if (loop_wrap_io(se) != 0) {
 		fprintf(stderr, "awfs: cannot set up the session's I/O\n");
 		goto out_unmount;

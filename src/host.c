@@ -30,8 +30,8 @@
 static int proc_fd = -1;
 static bool is_root;
 static __thread bool switched;	/* this thread runs as a caller (host_as_caller) */
-static __thread bool with_groups;	/* ... with the caller's supplementary groups */
-static __thread bool groups_cleared;	/* this thread's groups are empty (or a caller's) */
+static __thread bool caps_dropped;	/* ... with no effective capability; */
+static __thread struct __user_cap_data_struct saved_caps[2];	/* ... the daemon's */
 
 #define ERR(expr) ((expr) < 0 ? errno : 0)
 
@@ -158,8 +158,13 @@ int host_open_named(int dirfd, const char *name, dev_t dev, ino_t ino, int flags
 int host_open_pinned(int fd, int dirfd, const char *name, dev_t dev, ino_t ino, int flags,
 		     int *out)
 {
-	if (dirfd >= 0 && host_open_named(dirfd, name, dev, ino, flags, out) == 0)
-		return 0;
+	if (dirfd >= 0) {
+		int err = host_open_named(dirfd, name, dev, ino, flags, out);
+
+		/* refused by the host's permissions: that is the answer, not a reason to re-open */
+		if (err == 0 || err == EACCES || err == EPERM)
+			return err;
+	}
 	return host_reopen(fd, flags, out);
 }
 
@@ -191,76 +196,85 @@ int host_opendir(int fd, DIR **dir)
 }
 
 /*
- * A request's host calls run as its caller: fsuid and fsgid are per thread
- * on Linux (so are supplementary groups when set with the raw system call,
- * not glibc's setgroups(), which sets them for every thread). Moving fsuid
- * off 0 drops the file-system capabilities (CAP_DAC_OVERRIDE,
- * CAP_DAC_READ_SEARCH, CAP_FOWNER, CAP_CHOWN, ...) from the effective set:
- * the host then makes every permission check itself, mode bits, ACLs,
- * sticky directories and protected_hardlinks included, exactly as for the
- * caller. awfs never lends them: a check the kernel made on the FUSE side
- * may have been made on stale attributes, or not at all (an O_CREAT open of
- * a name the kernel believed absent).
+ * A request's host calls run as its caller: fsuid, fsgid and supplementary
+ * groups are per thread on Linux (groups when set with the raw system call,
+ * not glibc's setgroups(), which sets them for every thread), and so are
+ * capabilities. While a thread serves a caller other than root its
+ * effective capability set is empty: the host then makes every permission
+ * check itself, mode bits, ACLs (group entries with all the caller's
+ * groups), sticky directories, protected_hardlinks and set-group-ID
+ * clearing included, exactly as for the caller. awfs never lends them: a
+ * check the kernel made on the FUSE side may have been made on stale
+ * attributes, or not at all (an O_CREAT open of a name the kernel believed
+ * absent). The set is emptied explicitly, not left to the kernel's fsuid
+ * fix-up, which SECBIT_NO_SETUID_FIXUP turns off and which would leave the
+ * capabilities outside the file-system set (CAP_SYS_RESOURCE, say).
  *
- * One capability is raised again, CAP_FSETID, and it skips no access check:
- * it only keeps the host from clearing a set-group-ID bit that the kernel
- * already judged on the FUSE side with all of the caller's groups (the host
- * sees the thread's, empty unless a retry added them). The capabilities
- * outside the file-system set stay as they are: the kernel checks the
- * caller for each of them before it sends the request (CAP_MKNOD for a
- * device, CAP_SYS_ADMIN for trusted.* xattrs), and a whiteout (the one
- * device anyone may make) is then the caller's.
- *
- * Supplementary groups cost a read of /proc for each request, so a call is
- * made with none first; only a call refused with EACCES or EPERM, which
- * changed nothing, is repeated with them (host_caller_groups()).
+ * A caller that is root keeps the daemon's capabilities (root is not
+ * refused anything the host would allow it); only its fsgid is taken, so
+ * what it creates has its group.
  */
-void host_as_caller(uid_t uid, gid_t gid)
+void host_as_caller(uid_t uid, gid_t gid, size_t ngroups, const gid_t *groups)
 {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2];
+	struct __user_cap_data_struct data[2] = { { 0, 0, 0 }, { 0, 0, 0 } };
 
 	if (!is_root || (uid == 0 && gid == 0))
 		return;	/* already who the caller is: the syscalls saved */
-	if (!groups_cleared) {
-		/* the daemon's own groups (root's) must never reach a caller's call */
-		if (syscall(SYS_setgroups, 0, NULL) < 0)
-			abort();
-		groups_cleared = true;
-	}
 	switched = true;
+	if (syscall(SYS_setgroups, uid ? ngroups : 0, groups) < 0)
+		abort();	/* never a call with the daemon's own groups */
 	setfsgid(gid);
 	setfsuid(uid);
 	/* setfsuid() reports no failure: read it back, and never run a call as root by mistake */
 	if ((uid_t)setfsuid((uid_t)-1) != uid || (gid_t)setfsgid((gid_t)-1) != gid)
 		abort();
-	if (uid != 0 && syscall(SYS_capget, &hdr, data) == 0) {
-		data[0].effective |= (1u << CAP_FSETID) & data[0].permitted;
-		syscall(SYS_capset, &hdr, data);
+	if (uid != 0) {
+		if (syscall(SYS_capget, &hdr, saved_caps) != 0)
+			abort();
+		data[0].permitted = saved_caps[0].permitted;
+		data[1].permitted = saved_caps[1].permitted;
+		if (syscall(SYS_capset, &hdr, data) != 0)
+			abort();
+		caps_dropped = true;
 	}
-}
-
-bool host_caller_groups(size_t n, const gid_t *groups)
-{
-	if (!switched || n == 0)
-		return false;
-	if (syscall(SYS_setgroups, n, groups) < 0)
-		return false;
-	with_groups = true;
-	return true;
 }
 
 void host_as_daemon(void)
 {
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+
 	if (!switched)
 		return;
-	if (with_groups && syscall(SYS_setgroups, 0, NULL) < 0)
-		abort();
-	with_groups = false;
-	/* back to fsuid 0: the kernel restores the permitted fs capabilities */
 	setfsuid(0);
 	setfsgid(0);
+	if (caps_dropped && syscall(SYS_capset, &hdr, saved_caps) != 0)
+		abort();
+	caps_dropped = false;
+	if (syscall(SYS_setgroups, 0, NULL) < 0)
+		abort();
 	switched = false;
+}
+
+bool host_can_switch(void)
+{
+	static const gid_t none[1] = { 65534 };
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+	bool ok;
+
+	if (!is_root)
+		return true;
+	if (syscall(SYS_setgroups, 1, none) < 0)
+		return false;
+	setfsgid(65534);
+	setfsuid(65534);
+	ok = (uid_t)setfsuid((uid_t)-1) == 65534 && (gid_t)setfsgid((gid_t)-1) == 65534 &&
+	     syscall(SYS_capget, &hdr, data) == 0 && syscall(SYS_capset, &hdr, data) == 0;
+	setfsuid(0);
+	setfsgid(0);
+	(void)syscall(SYS_setgroups, 0, NULL);
+	return ok;
 }
 
 /*

@@ -57,21 +57,17 @@ int host_make_readable(int fd, int dirfd, const char *name, dev_t dev, ino_t ino
 int host_opendir(int fd, DIR **dir);
 
 /*
- * Run this thread's next host calls as the caller: fsuid/fsgid @uid/@gid, no
- * supplementary groups, no capability that skips a permission check (see
- * host.c). New objects are the caller's; the host checks permissions. No-op
- * for a caller that is root, or when awfs does not run as root.
+ * Run this thread's next host calls as the caller: fsuid/fsgid @uid/@gid,
+ * its @ngroups supplementary @groups and, unless it is root, no effective
+ * capability (see host.c). New objects are the caller's; the host checks
+ * permissions. No-op for a caller that is root with gid 0, or when awfs does
+ * not run as root. Aborts (the mount fails closed) if the switch fails.
  */
-void host_as_caller(uid_t uid, gid_t gid);
-/*
- * Add the caller's supplementary groups to this thread (after a call as the
- * caller was refused with EACCES or EPERM): true when the call is worth
- * repeating.
- */
-bool host_caller_groups(size_t n, const gid_t *groups);
-/* Back to the daemon's own identity (and no groups). */
+void host_as_caller(uid_t uid, gid_t gid, size_t ngroups, const gid_t *groups);
+/* Back to the daemon's own identity and capabilities (and no groups). */
 void host_as_daemon(void);
-
+/* Whether this thread can switch to another caller and back (checked before mounting). */
+bool host_can_switch(void);
 /* Create @name (always O_EXCL: never opens an existing object); *fh an fd of it. */
 int host_create(int dirfd, const char *name, int flags, mode_t mode, int *fh);
 int host_mkdir(int dirfd, const char *name, mode_t mode);
@@ -105,9 +101,9 @@ int host_setxattr(int fd, bool is_symlink, const char *name, const void *val, si
 int host_removexattr(int fd, bool is_symlink, const char *name);
 
 /*
- * A truncating open by @uid: clear set-user-ID (and set-group-ID with group
- * execute), as the kernel does for a caller that is not root. The reopen ran
- * as the daemon, which keeps them.
+ * A truncating open or a write by @uid: clear set-user-ID (and set-group-ID
+ * with group execute), as the kernel does for a caller that is not root; the
+ * kernel leaves it to awfs (FUSE_HANDLE_KILLPRIV_V2).
  */
 void host_kill_suid(int fh, uid_t uid);
 /* Make @fh's O_APPEND match the caller's file (@append non-zero: set). */

@@ -382,21 +382,26 @@ static void helpers_stop(struct loop *l, struct fuse_buf *buf)
  * round trip) before every write once it has seen a file has none, which
  * it would otherwise do now that awfs serves the host's POSIX ACLs.
  */
-static bool init_patched;	/* the listener's: INIT is the session's first reply */
+static __thread bool patch_next;	/* set by ops.c's init handler, on INIT's thread */
+
+void loop_patch_next_reply(void)
+{
+	patch_next = true;
+}
 
 static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 {
 	struct fuse_init_out out;
 
 	(void)userdata;
-	if (!init_patched && count == 2 && iov[1].iov_len <= sizeof(out) &&
+	if (patch_next && count == 2 && iov[1].iov_len <= sizeof(out) &&
 	    iov[1].iov_len >= offsetof(struct fuse_init_out, flags) + sizeof(out.flags) &&
 	    ((const struct fuse_out_header *)iov[0].iov_base)->error == 0) {
 		memcpy(&out, iov[1].iov_base, iov[1].iov_len);
 		out.flags |= FUSE_HANDLE_KILLPRIV_V2;
 		iov[1].iov_base = &out;
+		patch_next = false;
 	}
-	init_patched = true;
 	return writev(fd, iov, count);
 }
 

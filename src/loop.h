@@ -26,6 +26,8 @@
  * (for the INIT reply's flags, loop.c). 0 or a negative errno.
  */
 int loop_wrap_io(struct fuse_session *se);
+/* The INIT handler's: the reply this thread sends next is INIT's. */
+void loop_patch_next_reply(void);
 int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers,
 	     uint64_t files_high);
 

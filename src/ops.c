@@ -46,6 +46,7 @@
 #include "inode.h"
 #include "info.h"
 #include "log.h"
+#include "loop.h"
 #include "util.h"
 #include "verdict.h"
 #include "watch.h"
@@ -137,50 +138,39 @@ void ops_fini(void)
 /* ------------------------------------------------------------ the caller */
 
 /*
- * Host calls for a request run as its caller (host.c says how and why).
- * A call the host refused for permission (EACCES, EPERM: nothing was done)
- * is made once more with the caller's supplementary groups, read from /proc
- * only then: caller_retry() says whether.
+ * Host calls for a request run as its caller (host.c says how and why),
+ * with all its supplementary groups, read from /proc for each such request
+ * by a caller other than root: a group can restrict as well as grant (a
+ * group ACL entry, or group bits narrower than other's), so none may be
+ * missing. A caller whose groups cannot be read (it is gone) gets none.
  */
 static void caller_begin(fuse_req_t req)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-
-	host_as_caller(ctx->uid, ctx->gid);
-}
-
-static bool caller_retry(fuse_req_t req, int err, bool *tried)
-{
 	gid_t small[32], *g = small;
-	int n;
-	bool again;
+	int n = 0;
 
-	if (*tried || (err != EACCES && err != EPERM))
-		return false;
-	*tried = true;
-	n = fuse_req_getgroups(req, 32, small);
-	if (n > 32) {
-		int cap = n;
+	if (ctx->uid != 0) {
+		n = fuse_req_getgroups(req, 32, small);
+		if (n > 32) {
+			int cap = n;
 
-		g = util_xcalloc((size_t)cap, sizeof(*g));
-		n = fuse_req_getgroups(req, cap, g);
-		if (n > cap)
-			n = cap;
+			g = util_xcalloc((size_t)cap, sizeof(*g));
+			n = fuse_req_getgroups(req, cap, g);
+			if (n > cap)
+				n = cap;
+		}
 	}
-	again = n > 0 && host_caller_groups((size_t)n, g);
+	host_as_caller(ctx->uid, ctx->gid, n > 0 ? (size_t)n : 0, g);
 	if (g != small)
 		free(g);
-	return again;
 }
 
-/* err = CALL, made as the caller of REQ (retried with its groups, see above). */
+/* err = CALL, made as the caller of REQ. */
 #define AS_CALLER(req, err, call)                                        \
 	do {                                                              \
-		bool tried_ = false;                                      \
 		caller_begin(req);                                        \
-		do                                                        \
-			(err) = (call);                                   \
-		while (caller_retry((req), (err), &tried_));              \
+		(err) = (call);                                           \
 		host_as_daemon();                                         \
 	} while (0)
 
@@ -857,6 +847,20 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		close(fh);	/* the caller was interrupted */
 }
 
+/* Would a create of @name in @dir be refused, while the host has the name (unmasked)? */
+static bool refused_but_exists(struct awfs_inode *dir, const char *name)
+{
+	const struct awfs_state *st;
+	struct stat sb;
+
+	if (dir->virt || dir->fd < 0 || is_info_name(dir, name))
+		return false;
+	st = classify_child(cfg->classifier, dir->state, name);
+	if (classify_class(dir->state) == AWFS_CLASS_WRITE && classify_class(st) == AWFS_CLASS_WRITE)
+		return false;	/* not refused: host_create() finds out */
+	return classify_class(st) != AWFS_CLASS_MASK && host_stat_at(dir->fd, name, &sb) == 0;
+}
+
 static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		      struct fuse_file_info *fi)
 {
@@ -866,6 +870,16 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	struct stat sb;
 	int err, fh, pfd;
 
+	/*
+	 * A name that exists, where the policy would refuse a create: the
+	 * kernel's belief that it is absent was stale, and an open of it may
+	 * well be allowed. ESTALE (unlogged: nothing was refused) has the
+	 * kernel look again (see below).
+	 */
+	if (refused_but_exists(dir, name)) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
 	err = check_entry(req, "create", dir, name, &st);
 	if (err) {
 		fuse_reply_err(req, err);
@@ -982,6 +996,8 @@ static void ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 {
 	int err = check_node(req, "fallocate", inode_get(ino));
 
+	if (!err && has_host_fh(ino))
+		drop_setid(req, inode_get(ino), (int)fi->fh);
 	if (!err)
 		err = !has_host_fh(ino) ? EBADF : host_fallocate((int)fi->fh, mode, offset, length);
 	fuse_reply_err(req, err);
@@ -998,6 +1014,8 @@ static void ll_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 		err = EBADF;
 	if (!err && inode_get(ino_in)->virt)
 		err = EOPNOTSUPP;	/* the caller falls back to read and write */
+	if (!err)
+		drop_setid(req, inode_get(ino_out), (int)fi_out->fh);
 	if (!err && has_host_fh(ino_in))
 		err = host_copy_file_range((int)fi_in->fh, off_in, (int)fi_out->fh, off_out, len,
 					   (unsigned)flags, &copied);
@@ -1406,6 +1424,7 @@ static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 static void ll_init(void *userdata, struct fuse_conn_info *conn)
 {
 	(void)userdata;
+	loop_patch_next_reply();	/* this thread's next reply is INIT's (loop.c) */
 	/* O_TRUNC arrives with the open, so the check sees it in one place */
 	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;

@@ -293,7 +293,7 @@ static int probe_readonly(struct probe *pr, const struct awfs_rule *r, const cha
 	char *what;
 	int ret;
 
-	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+	if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
 		return 0;
 	what = util_xasprintf("read_only \"%s\"", r->path);
 	ret = probe_readonly_dir(pr, what, path);
@@ -325,8 +325,11 @@ static int probe_writable(struct probe *pr, const struct awfs_rule *r, const cha
 				held(pr, "allow_write \"%s\": %s takes a create and an unlink", r->path, path);
 		}
 		free(probe);
+	} else if (!S_ISREG(st.st_mode)) {
+		/* never through a symlink or into a FIFO or device an agent put there */
+		skipped(pr, "allow_write \"%s\": %s is not a directory or a regular file", r->path, path);
 	} else {
-		fd = open(path, O_WRONLY | O_APPEND);
+		fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 		if (fd < 0) {
 			ret = fail(pr, "allow_write \"%s\": cannot open %s for writing: %s", r->path, path,
 				   strerror(errno));

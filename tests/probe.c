@@ -206,7 +206,7 @@ static int usage(void)
 	      "  chmod PATH OCTAL           chown PATH UID GID   truncate PATH SIZE\n"
 	      "  utimens PATH SEC           utime-now PATH\n"
 	      "  setxattr PATH NAME VALUE   getxattr PATH NAME   listxattr PATH\n"
-	      "  removexattr PATH NAME      fallocate PATH LEN   copy PATH_IN PATH_OUT\n"
+	      "  removexattr PATH NAME      fallocate PATH LEN   copy|copy-over PATH_IN PATH_OUT\n"
 	      "  seek-data PATH OFF         seek-hole PATH OFF   fsync PATH\n"
 	      "  lock PATH                  flock PATH           mmap-write PATH\n"
 	      "  statfs PATH                fd-write PATH DATA (open rw, then write)\n"
@@ -463,7 +463,7 @@ int main(int argc, char **argv)
 		close(fd);
 		return ok();
 	}
-	if (!strcmp(op, "copy")) {
+	if (!strcmp(op, "copy") || !strcmp(op, "copy-over")) {
 		int in;
 		ssize_t n;
 
@@ -471,7 +471,8 @@ int main(int argc, char **argv)
 		in = open(argv[2], O_RDONLY);
 		if (in < 0)
 			return fail();
-		fd = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		/* copy-over: into the file as it is, no O_TRUNC */
+		fd = open(argv[3], !strcmp(op, "copy") ? O_WRONLY | O_CREAT | O_TRUNC : O_WRONLY, 0644);
 		if (fd < 0)
 			return fail();
 		n = copy_file_range(in, NULL, fd, NULL, 1 << 20, 0);

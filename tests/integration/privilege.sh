@@ -94,6 +94,9 @@ as_agent chmod 6775 "$W/setid"
 expect "  ... so does a truncate" "OK" truncate "$W/setid" 0
 check "  ... on the host and as seen" "775 775" \
 	"$(stat -c %a "$SRC/rw/setid") $(aprobe stat "$W/setid" | sed 's/.*mode=0*\([0-7]*\).*/\1/')"
+as_agent chmod 6775 "$W/setid"
+expect "  ... so does copy_file_range into it (no O_TRUNC)" "OK:5" copy-over "$M/v3/n" "$W/setid"
+check "  ... on the host" "775" "$(stat -c %a "$SRC/rw/setid")"
 
 # ------------------------------------------------------------ ACLs are the host's
 check "an ACL that denies a user a 0644 file: EACCES" "EACCES" \
