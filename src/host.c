@@ -221,6 +221,9 @@ void host_as_caller(uid_t uid, gid_t gid, size_t ngroups, const gid_t *groups)
 
 	if (!is_root || (uid == 0 && gid == 0))
 		return;	/* already who the caller is: the syscalls saved */
+	/* the daemon's set, taken before the fsuid fix-up below changes it */
+	if (uid != 0 && syscall(SYS_capget, &hdr, saved_caps) != 0)
+		abort();
 	switched = true;
 	if (syscall(SYS_setgroups, uid ? ngroups : 0, groups) < 0)
 		abort();	/* never a call with the daemon's own groups */
@@ -230,8 +233,6 @@ void host_as_caller(uid_t uid, gid_t gid, size_t ngroups, const gid_t *groups)
 	if ((uid_t)setfsuid((uid_t)-1) != uid || (gid_t)setfsgid((gid_t)-1) != gid)
 		abort();
 	if (uid != 0) {
-		if (syscall(SYS_capget, &hdr, saved_caps) != 0)
-			abort();
 		data[0].permitted = saved_caps[0].permitted;
 		data[1].permitted = saved_caps[1].permitted;
 		if (syscall(SYS_capset, &hdr, data) != 0)
