@@ -31,15 +31,21 @@ void ratelimit_init(struct awfs_ratelimit *rl, double rate, double burst)
 	rl->last = -1;
 }
 
+/* Refill a token bucket for the time since *@last (a clock going back refills nothing). */
+static void refill(double *tokens, double *last, double rate, double burst, double now)
+{
+	if (*last >= 0 && now > *last) {
+		*tokens += (now - *last) * rate;
+		if (*tokens > burst)
+			*tokens = burst;
+	}
+	if (*last < 0 || now > *last)
+		*last = now;
+}
+
 bool ratelimit_take(struct awfs_ratelimit *rl, double now, uint64_t *suppressed)
 {
-	if (rl->last >= 0 && now > rl->last) {
-		rl->tokens += (now - rl->last) * rl->rate;
-		if (rl->tokens > rl->burst)
-			rl->tokens = rl->burst;
-	}
-	if (rl->last < 0 || now > rl->last)
-		rl->last = now;
+	refill(&rl->tokens, &rl->last, rl->rate, rl->burst, now);
 	if (rl->tokens < 1.0) {
 		rl->suppressed++;
 		rl->total_suppressed++;
@@ -63,13 +69,7 @@ void bytelimit_init(struct awfs_bytelimit *bl, double rate, double burst, uint64
 
 bool bytelimit_allow(struct awfs_bytelimit *bl, double now)
 {
-	if (bl->last >= 0 && now > bl->last) {
-		bl->tokens += (now - bl->last) * bl->rate;
-		if (bl->tokens > bl->burst)
-			bl->tokens = bl->burst;
-	}
-	if (bl->last < 0 || now > bl->last)
-		bl->last = now;
+	refill(&bl->tokens, &bl->last, bl->rate, bl->burst, now);
 	return bl->tokens > 0 && bl->used < bl->total;
 }
 
