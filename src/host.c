@@ -526,16 +526,20 @@ int host_removexattr(int fd, bool is_symlink, const char *name)
 	return ERR(removexattr(p, name));
 }
 
-void host_kill_suid(int fh, uid_t uid)
+void host_kill_suid(int fd, int fh, uid_t uid)
 {
 	struct stat st;
 	mode_t kill;
 
-	if (uid == 0 || fstat(fh, &st) < 0 || !S_ISREG(st.st_mode))
+	if (uid == 0 || host_stat(fh >= 0 ? fh : fd, &st) != 0 || !S_ISREG(st.st_mode))
 		return;
 	kill = st.st_mode & (S_ISUID | ((st.st_mode & S_IXGRP) ? S_ISGID : 0));
-	if (kill)
+	if (!kill)
+		return;
+	if (fh >= 0)
 		(void)fchmod(fh, st.st_mode & 07777 & ~kill);
+	else
+		(void)host_chmod(fd, st.st_mode & 07777 & ~kill);
 }
 
 void host_match_append(int fh, int append)

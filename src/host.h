@@ -101,11 +101,12 @@ int host_setxattr(int fd, bool is_symlink, const char *name, const void *val, si
 int host_removexattr(int fd, bool is_symlink, const char *name);
 
 /*
- * A truncating open or a write by @uid: clear set-user-ID (and set-group-ID
- * with group execute), as the kernel does for a caller that is not root; the
- * kernel leaves it to awfs (FUSE_HANDLE_KILLPRIV_V2).
+ * A truncating open, a write or a truncate by @uid: clear set-user-ID (and
+ * set-group-ID with group execute) of the regular file pinned by @fd, as
+ * the kernel does for a caller that is not root; the kernel leaves it to
+ * awfs (FUSE_HANDLE_KILLPRIV_V2). Through @fh when >= 0, else the pin.
  */
-void host_kill_suid(int fh, uid_t uid);
+void host_kill_suid(int fd, int fh, uid_t uid);
 /* Make @fh's O_APPEND match the caller's file (@append non-zero: set). */
 void host_match_append(int fh, int append);
 int host_fsync(int fh, bool datasync);

@@ -43,14 +43,18 @@ static void refill(double *tokens, double *last, double rate, double burst, doub
 		*last = now;
 }
 
+bool ratelimit_refuse(struct awfs_ratelimit *rl)
+{
+	rl->suppressed++;
+	rl->total_suppressed++;
+	return false;
+}
+
 bool ratelimit_take(struct awfs_ratelimit *rl, double now, uint64_t *suppressed)
 {
 	refill(&rl->tokens, &rl->last, rl->rate, rl->burst, now);
-	if (rl->tokens < 1.0) {
-		rl->suppressed++;
-		rl->total_suppressed++;
-		return false;
-	}
+	if (rl->tokens < 1.0)
+		return ratelimit_refuse(rl);
 	rl->tokens -= 1.0;
 	*suppressed = rl->suppressed;
 	rl->suppressed = 0;

@@ -74,6 +74,8 @@ void ratelimit_init(struct awfs_ratelimit *rl, double rate, double burst);
  * written; *suppressed then holds how many were refused since the last one.
  */
 bool ratelimit_take(struct awfs_ratelimit *rl, double now, uint64_t *suppressed);
+/* Count a line refused for another reason (the byte budget) as suppressed; returns false. */
+bool ratelimit_refuse(struct awfs_ratelimit *rl);
 
 /*
  * Escape @len bytes of @in into @out (NUL-terminated, truncated with "..." to

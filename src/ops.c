@@ -539,25 +539,13 @@ static const char *setattr_op(int to_set)
  * set-user-ID bit, and its set-group-ID bit with group execute, as the host
  * does for a writer without CAP_FSETID: the kernel leaves it to awfs
  * (FUSE_HANDLE_KILLPRIV_V2, loop.c), and awfs's own call keeps them (it has
- * CAP_FSETID). Through @fh when there is one, else through the pin.
+ * CAP_FSETID). Through @fh when there is one, else through the pin. An
+ * open with O_TRUNC does the same.
  */
 static void drop_setid(fuse_req_t req, struct awfs_inode *in, int fh)
 {
-	uid_t uid = fuse_req_ctx(req)->uid;
-	struct stat st;
-	mode_t kill;
-
-	if (uid == 0 || in->type != S_IFREG)
-		return;
-	if (fh >= 0) {
-		host_kill_suid(fh, uid);
-		return;
-	}
-	if (host_stat(in->fd, &st) != 0)
-		return;
-	kill = st.st_mode & (S_ISUID | ((st.st_mode & S_IXGRP) ? S_ISGID : 0));
-	if (kill)
-		(void)host_chmod(in->fd, st.st_mode & 07777 & ~kill);
+	if (in->type == S_IFREG && in->fd >= 0)
+		host_kill_suid(in->fd, fh, fuse_req_ctx(req)->uid);
 }
 
 static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
@@ -827,7 +815,7 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	if (fh >= 0 && (fi->flags & O_TRUNC))
-		host_kill_suid(fh, fuse_req_ctx(req)->uid);
+		drop_setid(req, in, fh);
 	if (in->virt) {
 		/* a snapshot, read directly: the text changes between opens */
 		struct virt_handle *h = util_xcalloc(1, sizeof(*h));

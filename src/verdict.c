@@ -193,11 +193,18 @@ static void caller_comm(pid_t pid, char *raw, size_t size)
 
 /* ------------------------------------------------------------ refusals */
 
+/* The rule that decided @r: the anchored one, the state's, or none (the information directory). */
+static const struct awfs_rule *deciding_rule(const struct awfs_refusal *r)
+{
+	if (r->how == AWFS_BLOCK_INFO)
+		return NULL;
+	return r->how == AWFS_BLOCK_ANCHOR ? classify_guard_below(r->bst) : classify_rule(r->bst);
+}
+
 /* Who decided, in a few words, escaped: the part of a line that is never cut. */
 static void decider(const struct awfs_refusal *r, char *out, size_t size)
 {
-	const struct awfs_rule *g = r->how == AWFS_BLOCK_ANCHOR ? classify_guard_below(r->bst) :
-				    r->how == AWFS_BLOCK_INFO ? NULL : classify_rule(r->bst);
+	const struct awfs_rule *g = deciding_rule(r);
 	char path[AWFS_LOG_PATH_MAX + 1], file[AWFS_LOG_PATH_MAX + 1];
 
 	if (r->how == AWFS_BLOCK_INFO) {
@@ -307,7 +314,7 @@ int verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 
 		/* both limits: a line refused by either is counted as suppressed */
 		ok = bytelimit_allow(&bl, now) ? ratelimit_take(&rl, now, &suppressed) :
-						 (rl.suppressed++, rl.total_suppressed++, false);
+						 ratelimit_refuse(&rl);
 	}
 	pthread_mutex_unlock(&stats_lock);
 	if (!ok)
@@ -347,12 +354,11 @@ int verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 	d.comm = comm;
 	d.uid = ctx->uid;
 	d.gid = ctx->gid;
+	d.rule = deciding_rule(r);
 	d.cls = r->how == AWFS_BLOCK_INFO ? "read-only" :
-		r->how == AWFS_BLOCK_ANCHOR ? policy_class_word(classify_guard_below(r->bst)->cls) :
+		r->how == AWFS_BLOCK_ANCHOR ? policy_class_word(d.rule->cls) :
 		policy_class_word(classify_class(r->bst));
 	d.origin = origin_word(r);
-	d.rule = r->how == AWFS_BLOCK_INFO ? NULL :
-		 r->how == AWFS_BLOCK_ANCHOR ? classify_guard_below(r->bst) : classify_rule(r->bst);
 	d.why = why;
 	d.err = EROFS;
 	d.suppressed = suppressed;
