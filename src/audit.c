@@ -21,10 +21,10 @@
 static int audit_fd = -1;
 static pthread_mutex_t audit_lock = PTHREAD_MUTEX_INITIALIZER;
 
-int audit_open(const char *file)
+int audit_open(const char *file, char *why, size_t len)
 {
-	audit_fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0640);
-	return audit_fd < 0 ? errno : 0;
+	audit_fd = util_open_append(file, why, len);
+	return audit_fd < 0 ? -1 : 0;
 }
 
 bool audit_enabled(void)

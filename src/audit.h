@@ -37,8 +37,11 @@ struct awfs_denial {
 	uint64_t suppressed;	/* denials not recorded since the last record */
 };
 
-/* Open @file for appending records. Returns 0 or an errno value. */
-int audit_open(const char *file);
+/*
+ * Open @file for appending records (see util_open_append() for what it
+ * must be). Returns 0, or -1 with the reason in @why.
+ */
+int audit_open(const char *file, char *why, size_t len);
 /* Whether an audit file is open. */
 bool audit_enabled(void);
 /* The mount record. */

@@ -66,28 +66,59 @@ struct options {
 	int show_version;
 };
 
+/*
+ * Each setting has one value, said once: "--policy FILE", "--policy=FILE"
+ * and "-o policy=FILE" are three spellings of one setting, and a second
+ * one is an error, never a silent override. A wrapper that sets --policy
+ * and passes its user's -o options through would otherwise enforce the
+ * -o policy while its `awfsctl verify` checked the other one.
+ */
+struct setting {
+	const char *name;	/* the -o form: name=VALUE */
+	const char *flag;	/* the command-line form: --flag VALUE, --flag=VALUE */
+	size_t off;		/* where the value goes in struct options */
+};
+
+static const struct setting settings[] = {
+	{ "policy", "--policy", offsetof(struct options, policy) },
+	{ "source", "--source", offsetof(struct options, source) },
+	{ "runtime", "--runtime", offsetof(struct options, runtime) },
+	{ "log", "--log", offsetof(struct options, log) },
+	{ "audit", "--audit", offsetof(struct options, audit) },
+	{ "info_dir", "--info-dir", offsetof(struct options, info_dir) },
+	{ "cache", NULL, offsetof(struct options, cache) },
+	{ "spin", NULL, offsetof(struct options, spin) },
+};
+
 enum {
 	KEY_DEBUG,
 	KEY_ALSO_AT,
+	KEY_XATTR,
+	KEY_NOXATTR,
+	KEY_REFUSED,
+	KEY_SETTING,	/* + the index in settings[] */
 };
 
+/*
+ * fuse_opt calls opt_proc once for every template an argument matches, and
+ * "--flag " matches "--flag=V" too (handing over "--flag=V"): one template
+ * for both forms, or the setting would be seen twice.
+ */
+#define SETTING(i, f, n) FUSE_OPT_KEY(f " ", KEY_SETTING + (i)), FUSE_OPT_KEY(n "=", KEY_SETTING + (i))
 #define OPT(t, p) { t, offsetof(struct options, p), 1 }
 static const struct fuse_opt awfs_opts[] = {
-	OPT("--policy %s", policy), OPT("--policy=%s", policy), OPT("policy=%s", policy),
-	OPT("--source %s", source), OPT("--source=%s", source), OPT("source=%s", source),
-	OPT("--runtime %s", runtime), OPT("--runtime=%s", runtime), OPT("runtime=%s", runtime),
-	OPT("--log %s", log), OPT("--log=%s", log), OPT("log=%s", log),
-	OPT("--audit %s", audit), OPT("--audit=%s", audit), OPT("audit=%s", audit),
-	OPT("--info-dir %s", info_dir), OPT("--info-dir=%s", info_dir), OPT("info_dir=%s", info_dir),
+	SETTING(0, "--policy", "policy"), SETTING(1, "--source", "source"),
+	SETTING(2, "--runtime", "runtime"), SETTING(3, "--log", "log"),
+	SETTING(4, "--audit", "audit"), SETTING(5, "--info-dir", "info_dir"),
+	FUSE_OPT_KEY("cache=", KEY_SETTING + 6), FUSE_OPT_KEY("spin=", KEY_SETTING + 7),
 	{ "--no-info-dir", offsetof(struct options, no_info_dir), 1 },
 	{ "noinfo_dir", offsetof(struct options, no_info_dir), 1 },
 	{ "--fail-on-denial", offsetof(struct options, fail_on_denial), 1 },
 	{ "fail_on_denial", offsetof(struct options, fail_on_denial), 1 },
-	OPT("cache=%s", cache),
-	OPT("spin=%s", spin),
-	FUSE_OPT_KEY("--also-at ", KEY_ALSO_AT), FUSE_OPT_KEY("--also-at=", KEY_ALSO_AT),
-	FUSE_OPT_KEY("also_at=", KEY_ALSO_AT),
-	{ "xattr", offsetof(struct options, xattr), 1 }, { "noxattr", offsetof(struct options, xattr), 0 },
+	FUSE_OPT_KEY("--also-at ", KEY_ALSO_AT), FUSE_OPT_KEY("also_at=", KEY_ALSO_AT),
+	FUSE_OPT_KEY("xattr", KEY_XATTR), FUSE_OPT_KEY("noxattr", KEY_NOXATTR),
+	/* would remove the mount when the daemon dies: the raw directory, unmasked */
+	FUSE_OPT_KEY("auto_unmount", KEY_REFUSED),
 	OPT("-h", show_help), OPT("--help", show_help),
 	OPT("-V", show_version), OPT("--version", show_version),
 	OPT("-f", foreground), FUSE_OPT_KEY("-d", KEY_DEBUG),
@@ -141,6 +172,32 @@ static void usage(FILE *out)
 		"was given.\n");
 }
 
+/* The value in @arg, in whichever of its spellings fuse_opt handed over. */
+static const char *setting_value(const struct setting *st, const char *arg)
+{
+	size_t nl = strlen(st->name), fl = st->flag ? strlen(st->flag) : 0;
+
+	if (strncmp(arg, st->name, nl) == 0 && arg[nl] == '=')
+		return arg + nl + 1;
+	if (st->flag && strncmp(arg, st->flag, fl) == 0)
+		return arg + fl + (arg[fl] == '=');	/* "--flag=V", or "--flagV" for "--flag V" */
+	return arg;
+}
+
+static int set_setting(struct options *o, const struct setting *st, const char *arg)
+{
+	char **field = (char **)((char *)o + st->off);
+
+	if (*field) {
+		fprintf(stderr, "awfs: %s%s%s given twice (`%s' and `%s'): each setting is said once, in one place\n",
+			st->flag ? st->flag : "", st->flag ? " / -o " : "-o ", st->name, *field,
+			setting_value(st, arg));
+		return -1;
+	}
+	*field = util_xstrdup(setting_value(st, arg));
+	return 0;
+}
+
 static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 {
 	struct options *o = data;
@@ -155,7 +212,7 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		o->positional[o->npositional++] = util_xstrdup(arg);
 		return 0;
 	case KEY_ALSO_AT: {
-		/* fuse_opt hands over "--also-at=P", "also_at=P" or "--also-atP" */
+		/* fuse_opt hands over "--also-at=P", "also_at=P" or "--also-atP" (for "--also-at P") */
 		const char *v = strncmp(arg, "--also-at=", 10) == 0 ? arg + 10 :
 				strncmp(arg, "also_at=", 8) == 0 ? arg + 8 : arg + 9;
 
@@ -167,7 +224,21 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		o->debug = 1;
 		o->foreground = 1;
 		return 1;	/* keep: libfuse prints the requests */
+	case KEY_XATTR:
+	case KEY_NOXATTR:
+		if (o->xattr >= 0 && o->xattr != (key == KEY_XATTR)) {
+			fprintf(stderr, "awfs: both xattr and noxattr given: say one\n");
+			return -1;
+		}
+		o->xattr = key == KEY_XATTR;
+		return 0;
+	case KEY_REFUSED:
+		fprintf(stderr, "awfs: -o %s refused: a daemon that dies would take the mount with it and show the raw directory, masked paths included; awfs leaves a dead mount (ENOTCONN) instead\n",
+			arg);
+		return -1;
 	default:
+		if (key >= KEY_SETTING && key < KEY_SETTING + (int)AWFS_ARRAY_LEN(settings))
+			return set_setting(o, &settings[key - KEY_SETTING], arg);
 		return 1;
 	}
 }
@@ -603,7 +674,7 @@ static int raise_nofile(void)
 int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-	struct options o = { .xattr = 0 };
+	struct options o = { .xattr = -1 };
 	unsigned long spin_us = LOOP_SPIN_US_DEFAULT;
 	struct awfs_msgs errs = { 0 };
 	struct awfs_ops_config oc = { 0 };
@@ -618,6 +689,8 @@ int main(int argc, char *argv[])
 
 	if (fuse_opt_parse(&args, &o, awfs_opts, opt_proc) < 0)
 		EXIT(2);
+	if (o.xattr < 0)
+		o.xattr = 0;
 	if (o.show_help) {
 		usage(stdout);
 		EXIT(0);
@@ -633,7 +706,12 @@ int main(int argc, char *argv[])
 		EXIT(2);
 	}
 	mountpoint = o.positional[o.npositional - 1];
-	if (o.npositional == 2 && !o.source)
+	if (o.npositional == 2 && o.source) {
+		fprintf(stderr, "awfs: the source given twice (`%s' before the mount point, and `%s'): say it once\n",
+			o.positional[0], o.source);
+		EXIT(2);
+	}
+	if (o.npositional == 2)
 		o.source = util_xstrdup(o.positional[0]);
 	if (!o.policy) {
 		fprintf(stderr, "awfs: no policy given: awfs %s --policy /etc/awfs/policy.conf\n", mountpoint);
@@ -755,18 +833,20 @@ int main(int argc, char *argv[])
 		EXIT(2);
 	}
 	if (o.log) {
-		err = log_open(o.log);
-		if (err) {
-			fprintf(stderr, "awfs: cannot open log `%s': %s\n", o.log, strerror(err));
+		char why[256];
+
+		if (log_open(o.log, why, sizeof(why)) < 0) {
+			fprintf(stderr, "awfs: cannot open log `%s': %s\n", o.log, why);
 			goto out_session;
 		}
 	} else if (!o.foreground) {
-		log_open("syslog");	/* stderr is gone once awfs is in the background */
+		log_open("syslog", NULL, 0);	/* stderr is gone once awfs is in the background */
 	}
 	if (o.audit) {
-		err = audit_open(o.audit);
-		if (err) {
-			fprintf(stderr, "awfs: cannot open audit file `%s': %s\n", o.audit, strerror(err));
+		char why[256];
+
+		if (audit_open(o.audit, why, sizeof(why)) < 0) {
+			fprintf(stderr, "awfs: cannot open audit file `%s': %s\n", o.audit, why);
 			goto out_session;
 		}
 	}

@@ -89,10 +89,12 @@ void json_escape_into(struct awfs_json *j, const char *s, size_t len)
 		unsigned cp;
 		size_t ul;
 
-		if (u[i] == '"' || u[i] == '\\') {
-			tmp[0] = '\\';
-			tmp[1] = (char)u[i];
-			put(j, tmp, 2);
+		if (u[i] == '"') {
+			put(j, "\\\"", 2);
+			i++;
+		} else if (u[i] == '\\') {
+			/* doubled in the decoded text too: "\\x41" is never the byte 0x41 */
+			put(j, "\\\\\\\\", 4);
 			i++;
 		} else if (u[i] < 0x20 || u[i] == 0x7f) {
 			int n = snprintf(tmp, sizeof(tmp), "\\u%04x", u[i]);
@@ -103,7 +105,14 @@ void json_escape_into(struct awfs_json *j, const char *s, size_t len)
 			put(j, (const char *)u + i, 1);
 			i++;
 		} else if ((ul = util_utf8_len(u + i, len - i, &cp)) > 0) {
-			put(j, (const char *)u + i, ul);
+			if (util_cp_is_tricky(cp)) {
+				/* U+2028 ends a line for JavaScript, U+202E turns text round */
+				int n = snprintf(tmp, sizeof(tmp), "\\u%04x", cp);
+
+				put(j, tmp, (size_t)n);
+			} else {
+				put(j, (const char *)u + i, ul);
+			}
 			i += ul;
 		} else {
 			/* an invalid byte: the visible text \xNN, its backslash escaped */

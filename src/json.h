@@ -2,10 +2,16 @@
 /*
  * json.h - a small JSON writer for audit records and awfsctl --json.
  *
- * Invariants: the output is always valid JSON whatever bytes a string holds:
- * controls are \u escapes, invalid UTF-8 is made visible as the text \xNN
- * (never dropped, never passed raw); keys come out in the order written, so
- * callers keep a stable key order.
+ * Invariants: the output is always valid JSON whatever bytes a string holds,
+ * and one string's bytes can be recovered from its decoded text alone (the
+ * encoding is injective): a decoded string holds each valid, printable
+ * UTF-8 character as itself, each backslash doubled ("\\\\"), and each byte
+ * that is not part of valid UTF-8 as the four characters \xNN - so the
+ * name made of the four characters \xff decodes to \\xff and the raw byte
+ * 0xff to \xff. Controls and the code points that break or reorder text
+ * (U+0085, U+2028, U+2029, U+202E: util_cp_is_tricky()) are \u escapes,
+ * which decode to themselves. Keys come out in the order written, so callers
+ * keep a stable key order.
  */
 #ifndef AWFS_JSON_H
 #define AWFS_JSON_H

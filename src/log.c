@@ -83,12 +83,6 @@ void bytelimit_charge(struct awfs_bytelimit *bl, size_t n)
 	bl->used += n;
 }
 
-/* Code points that reorder or hide text in a terminal: shown escaped. */
-static bool cp_is_tricky(unsigned c)
-{
-	return (c >= 0x80 && c <= 0x9f) || (c >= 0x200b && c <= 0x200f) ||
-	       (c >= 0x2028 && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || c == 0xfeff;
-}
 
 /* Escape the piece of @s at *@i into @tmp (at most 12 bytes); advance *@i. */
 static size_t escape_piece(const unsigned char *s, size_t len, size_t *i, char *tmp, bool quotes)
@@ -111,7 +105,7 @@ static size_t escape_piece(const unsigned char *s, size_t len, size_t *i, char *
 		tl = 2;
 		(*i)++;
 	} else if (s[*i] >= 0x80 && (ul = util_utf8_len(s + *i, len - *i, &cp)) > 0) {
-		if (cp_is_tricky(cp)) {
+		if (util_cp_is_tricky(cp)) {
 			tl = (size_t)snprintf(tmp, 16, "\\u%04x", cp);
 		} else {
 			memcpy(tmp, s + *i, ul);
@@ -189,12 +183,30 @@ char *log_escape_path(const char *in, size_t len, char *out, size_t outsz)
 	return out;
 }
 
+char *log_quote_path(const char *in, size_t len, char *out, size_t outsz)
+{
+	enum { HEAD = AWFS_LOG_PATH_MAX / 16, TAIL = 2 * HEAD };
+	char h[4 * HEAD + 1], t[4 * TAIL + 1];
+
+	if (escaped_len(in, len, true) <= AWFS_LOG_PATH_MAX) {
+		char e[AWFS_LOG_PATH_MAX + 1];
+
+		escape(in, len, e, sizeof(e), true);
+		snprintf(out, outsz, "\"%s\"", e);
+		return out;
+	}
+	escape(in, HEAD, h, sizeof(h), true);
+	escape(in + len - TAIL, TAIL, t, sizeof(t), true);
+	snprintf(out, outsz, "\"%s\"[...%zu bytes...]\"%s\"", h, len - HEAD - TAIL, t);
+	return out;
+}
+
 char *log_escape_text(const char *in, size_t len, char *out, size_t outsz)
 {
 	return escape(in, len, out, outsz, false);
 }
 
-int log_open(const char *dest)
+int log_open(const char *dest, char *why, size_t len)
 {
 	if (!dest || strcmp(dest, "stderr") == 0) {
 		sink = SINK_STDERR;
@@ -203,10 +215,10 @@ int log_open(const char *dest)
 		openlog("awfs", LOG_PID | LOG_NDELAY, LOG_DAEMON);
 		sink = SINK_SYSLOG;
 	} else {
-		int fd = open(dest, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0640);
+		int fd = util_open_append(dest, why, len);
 
 		if (fd < 0)
-			return errno;
+			return -1;
 		sink = SINK_FILE;
 		sink_fd = fd;
 	}

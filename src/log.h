@@ -101,16 +101,28 @@ char *log_escape(const char *in, size_t len, char *out, size_t outsz);
 char *log_escape_path(const char *in, size_t len, char *out, size_t outsz);
 
 /*
+ * The path @in (@len bytes) as a log line shows a name the agent chose:
+ * escaped as log_escape() does, in double quotes, so that no name can end
+ * the field or pass for the text around it ('"' and '\\' inside are
+ * escaped). A long one is its two ends, each quoted, around the mark,
+ * which stands outside the quotes where no name can forge it:
+ * "/tmp/gh-aw/rw/aaa"[...3000 bytes...]"aaa/x". @out takes at least
+ * AWFS_LOG_PATH_MAX + 5 bytes. Returns @out.
+ */
+char *log_quote_path(const char *in, size_t len, char *out, size_t outsz);
+
+/*
  * The same for text meant to be read as is (the .awfs README): quotes and
  * backslashes stay; controls and invalid bytes are still escaped.
  */
 char *log_escape_text(const char *in, size_t len, char *out, size_t outsz);
 
 /*
- * Open the log: "stderr", "syslog" or a file path (appended). Returns 0 or
- * an errno value.
+ * Open the log: "stderr", "syslog" or a file path (appended; see
+ * util_open_append() for what a file must be). Returns 0, or -1 with the
+ * reason in @why.
  */
-int log_open(const char *dest);
+int log_open(const char *dest, char *why, size_t len);
 /* Raise or lower the level written (default AWFS_LOG_INFO). */
 void log_set_level(enum awfs_log_level level);
 /* Write one formatted line (the format's arguments must already be escaped). */

@@ -5,6 +5,9 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,4 +208,60 @@ const char *util_errno_name(int err)
 		snprintf(buf, sizeof(buf), "E%d", err);
 		return buf;
 	}
+}
+
+int util_open_append(const char *path, char *why, size_t len)
+{
+	struct stat st, st2;
+	char proc[64];
+	int pfd, fd;
+
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0640);
+	if (fd >= 0 || errno != EEXIST) {
+		if (fd < 0)
+			snprintf(why, len, "%s", strerror(errno));
+		return fd;
+	}
+	/* it exists: look at it through an O_PATH fd, which opens nothing */
+	pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0 || fstat(pfd, &st) < 0) {
+		snprintf(why, len, "%s", strerror(errno == ENOENT ? EAGAIN : errno));
+		if (pfd >= 0)
+			close(pfd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode))
+		snprintf(why, len, "not a regular file (%s): awfs appends only to a regular file",
+			 S_ISLNK(st.st_mode) ? "a symlink" : S_ISFIFO(st.st_mode) ? "a FIFO" :
+			 S_ISSOCK(st.st_mode) ? "a socket" : S_ISDIR(st.st_mode) ? "a directory" : "a device");
+	else if (st.st_uid != 0 && st.st_uid != geteuid())
+		snprintf(why, len, "owned by uid %u, neither root nor the user running awfs (uid %u), who could read, forge and truncate it: remove it, or chown root it",
+			 (unsigned)st.st_uid, (unsigned)geteuid());
+	else if (st.st_mode & (S_IWGRP | S_IWOTH))
+		snprintf(why, len, "writable by group or others (mode %04o), who could forge and truncate it: chmod go-w it",
+			 (unsigned)(st.st_mode & 07777));
+	else
+		why[0] = 0;
+	if (why[0]) {
+		close(pfd);
+		return -1;
+	}
+	/* the object checked, opened for writing: no name is resolved again */
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	fd = open(proc, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		snprintf(why, len, "%s", strerror(errno));
+	else if (fstat(fd, &st2) < 0 || st2.st_dev != st.st_dev || st2.st_ino != st.st_ino) {
+		snprintf(why, len, "changed while it was opened");
+		close(fd);
+		fd = -1;
+	}
+	close(pfd);
+	return fd;
+}
+
+bool util_cp_is_tricky(unsigned c)
+{
+	return (c >= 0x80 && c <= 0x9f) || (c >= 0x200b && c <= 0x200f) ||
+	       (c >= 0x2028 && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || c == 0xfeff;
 }

@@ -11,6 +11,7 @@
 #define AWFS_UTIL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,6 +58,13 @@ void msgs_clear(struct awfs_msgs *m);
  */
 size_t util_utf8_len(const unsigned char *s, size_t n, unsigned *cp);
 /*
+ * Code points that reorder, hide or break text (C1 controls such as U+0085,
+ * zero-width marks, the line and paragraph separators U+2028 and U+2029,
+ * bidi embeddings and overrides such as U+202E and isolates, the BOM):
+ * the log and the audit show them escaped.
+ */
+bool util_cp_is_tricky(unsigned cp);
+/*
  * Count one more @key; past @cap distinct keys, count it under "(other)",
  * so a hostile caller cannot grow the table without bound.
  */
@@ -65,6 +73,17 @@ void counts_add(struct awfs_counts *c, const char *key, size_t cap);
 void counts_sort(struct awfs_counts *c);
 /* Free the table and reset it. */
 void counts_clear(struct awfs_counts *c);
+
+/*
+ * Open @path to append awfs's records to (the log, the audit file): a new
+ * file is created 0640; an existing one must be a regular file owned by
+ * root or by the user running awfs and writable by no one else, checked
+ * before it is opened for writing (a FIFO would hang awfs, a device would
+ * be opened, another user's file would let that user read, forge and
+ * truncate the record). Never follows a symlink. Returns the fd, or -1
+ * with the reason in @why.
+ */
+int util_open_append(const char *path, char *why, size_t len);
 
 /* The symbolic name of an errno value ("EROFS"), or "E<number>". */
 const char *util_errno_name(int err);

@@ -131,7 +131,7 @@ static void display_path(const struct awfs_inode *in, const char *name, char *ou
 	char raw[2 * PATH_MAX];
 
 	raw_path(in, name, raw, sizeof(raw));
-	log_escape_path(raw, strlen(raw), out, size);
+	log_quote_path(raw, strlen(raw), out, size);
 }
 
 /* The first component under the mount of @raw, for the per-path summary. */
@@ -284,7 +284,7 @@ int verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	char path[2 * PATH_MAX], opath[2 * PATH_MAX] = "", key[NAME_MAX + 2];
-	char epath[AWFS_LOG_PATH_MAX + 1], eother[AWFS_LOG_PATH_MAX + 16] = "", why[8192];
+	char epath[AWFS_LOG_PATH_MAX + 8], eother[AWFS_LOG_PATH_MAX + 24] = "", why[8192];
 	char comm[64], ecomm[256], who[2 * AWFS_LOG_PATH_MAX + 64];
 	struct awfs_denial d = { 0 };
 	uint64_t suppressed = 0;
@@ -328,18 +328,18 @@ int verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 	 * bounded (comm is 16 bytes, the rule is the administrator's), and the
 	 * agent's names, shortened when long, come after it.
 	 */
-	log_escape_path(path, strlen(path), epath, sizeof(epath));
+	log_quote_path(path, strlen(path), epath, sizeof(epath));
 	if (r->other) {
 		raw_path(r->other->in, r->other->name, opath, sizeof(opath));
 		snprintf(eother, sizeof(eother), " %s ", r->other->word);
-		log_escape_path(opath, strlen(opath), eother + strlen(eother),
+		log_quote_path(opath, strlen(opath), eother + strlen(eother),
 				sizeof(eother) - strlen(eother));
 	}
 	caller_comm(ctx->pid, comm, sizeof(comm));
 	log_escape(comm, strlen(comm), ecomm, sizeof(ecomm));
 	decider(r, who, sizeof(who));
 	explain_refusal(r, why, sizeof(why));
-	line = util_xasprintf("denied %s for pid %d (%s) uid %u gid %u by %s; EROFS: %s%s: %s. Writable paths: %s",
+	line = util_xasprintf("denied %s for pid %d (\"%s\") uid %u gid %u by %s; EROFS: %s%s: %s. Writable paths: %s",
 			      r->op, (int)ctx->pid, ecomm, (unsigned)ctx->uid, (unsigned)ctx->gid, who,
 			      epath, eother, why, writable_hint);
 	log_msg(AWFS_LOG_WARN, "%s", line);

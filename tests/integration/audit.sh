@@ -30,10 +30,27 @@ expect "a denial of a name with a newline, quotes and invalid UTF-8" "EROFS" \
 	create "$MNT/ro/$(printf 'a\nb"c\\d\xff')"
 expect "a denial under a mask" "EROFS" create "$MNT/secret/new"
 expect "a rename denial" "EROFS" rename "$MNT/rw/file" "$MNT/ro/x"
+# a process name and a file name built to make the line say someone else did it
+mkdir "$T/spoof" && cp "$AWFS_PROBE" "$T/spoof/systemd\") uid 0" && chmod 755 "$T/spoof"
+check "a denial by a process named to forge the line" "EROFS" \
+	"$(as_agent "$T/spoof/systemd\") uid 0" create "$MNT/ro/n\") uid 0 gid 0 by nothing; EROFS: \"x")"
+# names the audit must tell apart: the byte 0xff and the four characters \xff;
+# U+2028 (a line end to JavaScript) and U+202E (turns text round) escaped
+expect "a denial of the byte 0xff" "EROFS" create "$MNT/ro/$(printf 'y\xff')"
+expect "a denial of the text \\xff" "EROFS" create "$MNT/ro/y\xff"
+expect "a denial of U+2028, U+2029, U+0085 and U+202E" "EROFS" create "$MNT/ro/$(printf 'z\xe2\x80\xa8\xe2\x80\xa9\xc2\x85\xe2\x80\xae')"
 den=$(as_agent cat "$MNT/.awfs/denials")
-check "denials lists each, one line each (3 by root and 2 by the agent on .awfs, 4 by the agent)" "9" "$(printf '%s\n' "$den" | grep -c '^denied ')"
-check_match "denials: the log format" "^denied open\(O_WRONLY\|O_TRUNC\) for pid [0-9]+ \(awfs-probe\) uid $AGENT_UID gid $AGENT_UID by read_only rule \"ro\" \([^)]*\); EROFS: $MNT/ro/file: it is read-only by read_only rule \"ro\"" "$den"
-check_match "denials: names escaped" 'denied create for pid .*; EROFS: [^ ]*/ro/a\\nb\\"c\\\\d\\xff: ' "$den"
+check "denials lists each, one line each (3 by root and 2 by the agent on .awfs, 8 by the agent)" "13" "$(printf '%s\n' "$den" | grep -c '^denied ')"
+# every agent-chosen field is one quoted string ("..." with \" and \\ escaped inside)
+q='"([^"\\]|\\.)*"'
+check "denials: comm and path quoted, the caller's uid where it belongs (the 5 creates in ro)" "5" \
+	"$(printf '%s\n' "$den" | grep -Ec "^denied create for pid [0-9]+ \($q\) uid $AGENT_UID gid $AGENT_UID by read_only rule \"ro\" \([^)]*\); EROFS: $q: its directory $q is read-only")"
+check "  ... the forged comm stays inside its quotes" "1" \
+	"$(printf '%s\n' "$den" | grep -Fc "(\"systemd\\\") uid 0\") uid $AGENT_UID gid $AGENT_UID by read_only rule")"
+check "  ... so does the forged name" "1" \
+	"$(printf '%s\n' "$den" | grep -Fc "/ro/n\\\") uid 0 gid 0 by nothing; EROFS: \\\"x\": its directory")"
+check_match "denials: the log format" "^denied open\(O_WRONLY\|O_TRUNC\) for pid [0-9]+ \(\"awfs-probe\"\) uid $AGENT_UID gid $AGENT_UID by read_only rule \"ro\" \([^)]*\); EROFS: \"$MNT/ro/file\": it is read-only by read_only rule \"ro\"" "$den"
+check_match "denials: names escaped" 'denied create for pid .*; EROFS: "[^ ]*/ro/a\\nb\\"c\\\\d\\xff": ' "$den"
 check "neither .awfs file shows masked content" "0" "$(as_agent cat "$MNT/.awfs/README" "$MNT/.awfs/denials" | grep -c TOPSECRET)"
 # a host entry named .awfs is hidden behind the information directory
 mkdir "$SRC/.awfs" && echo HOSTAWFS >"$SRC/.awfs/README"
@@ -47,12 +64,12 @@ expect "  ... twice" "OK:late\x0a" read "$MNT/late-entry"
 
 unmount_awfs
 check "--fail-on-denial with denials: exit 3" "3" "$AWFS_RC"
-check_match "  ... prints the summary" "awfs: unmounting $MNT: 9 writes denied \(by operation: create 4, open\(O_WRONLY\|O_TRUNC\) 3, rename 1, rmdir 1; by path: .awfs 5, ro 3, secret 1\); failing \(--fail-on-denial\)" "$(cat "$T/awfs.stderr")"
+check_match "  ... prints the summary" "awfs: unmounting $MNT: 13 writes denied \(by operation: create 8, open\(O_WRONLY\|O_TRUNC\) 3, rename 1, rmdir 1; by path: ro 7, .awfs 5, secret 1\); failing \(--fail-on-denial\)" "$(cat "$T/awfs.stderr")"
 
 # ---- the audit file
 check "every audit line is valid JSON" "ok" "$(jq -e . "$A" >/dev/null && echo ok)"
 check "events: mount first, unmount last" "mount unmount" "$(jq -r .event "$A" | sed -n '1p;$p' | tr '\n' ' ' | sed 's/ $//')"
-check "one deny record per denial" "9" "$(jq -r 'select(.event == "deny") | .op' "$A" | wc -l)"
+check "one deny record per denial" "13" "$(jq -r 'select(.event == "deny") | .op' "$A" | wc -l)"
 check "the mount record holds the resolved set" "13" "$(jq -r 'select(.event == "mount") | .policy.rules | length' "$A")"
 check "the mount record lists the unclassified entries" '["restricted","rootfile"]' \
 	"$(jq -c 'select(.event == "mount") | .unclassified' "$A")"
@@ -60,11 +77,17 @@ check "the late entry got one unclassified record" "1" "$(jq -r 'select(.event =
 check "a deny record: op, path, caller, class, rule, reason, errno" \
 	"open(O_WRONLY|O_TRUNC)|$MNT/ro/file|awfs-probe|$AGENT_UID|read-only|ro|exemption: must stay readable|EROFS" \
 	"$(jq -r --arg p "$MNT/ro/file" 'select(.event == "deny" and .path == $p) | [.op, .path, .comm, .uid, .class, .rule, .reason, .errno] | join("|")' "$A")"
-check "a hostile name is kept, with invalid bytes visible" "$MNT/ro/a
-b\"c\\d\\xff" "$(jq -r --arg p "$MNT/ro/a" 'select(.event == "deny" and (.path | startswith($p))) | .path' "$A")"
+check "a hostile name is kept, with invalid bytes visible and its backslash doubled" "$MNT/ro/a
+b\"c\\\\d\\xff" "$(jq -r --arg p "$MNT/ro/a" 'select(.event == "deny" and (.path | startswith($p))) | .path' "$A")"
+check "the byte 0xff and the text \\xff: two paths" "$MNT/ro/y\\\\xff|$MNT/ro/y\\xff" \
+	"$(jq -r --arg p "$MNT/ro/y" 'select(.event == "deny" and (.path | startswith($p))) | .path' "$A" | sort | tr '\n' '|' | sed 's/|$//')"
+check "U+2028, U+2029, U+0085, U+202E: escaped in the file" '"'"$MNT"'/ro/z\u2028\u2029\u0085\u202e"' \
+	"$(grep -o '"[^"]*/ro/z[^"]*"' "$A" | head -1)"
+check "  ... and decoded to themselves" "$MNT/ro/$(printf 'z\xe2\x80\xa8\xe2\x80\xa9\xc2\x85\xe2\x80\xae')" \
+	"$(jq -r --arg p "$MNT/ro/z" 'select(.event == "deny" and (.path | startswith($p))) | .path' "$A")"
 check "a rename record names both paths" "$MNT/rw/file -> $MNT/ro/x" \
 	"$(jq -r 'select(.event == "deny" and .op == "rename") | "\(.path) -> \(.other)"' "$A")"
-check "the unmount record counts by op and path" "9 3" \
+check "the unmount record counts by op and path" "13 7" \
 	"$(jq -r 'select(.event == "unmount") | "\(.denials) \(.by_path.ro)"' "$A")"
 
 # ---- --fail-on-denial without denials; no information directory; another name

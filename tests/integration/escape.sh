@@ -64,5 +64,5 @@ check "masks held on the host" "TOPSECRET" "$(cat "$SRC/secret/data")"
 check "read-only files held on the host" "RODATA GITCFG HOOK" \
 	"$(cat "$SRC/ro/file" "$SRC/rw/.git/config" "$SRC/rw/proj/hooks/pre-commit" | tr '\n' ' ' | sed 's/ $//')"
 check_match "the guard denial names the rule" \
-	"denied rename for .* by anchored read_only rule \"rw/proj/hooks\" \([^)]*\); EROFS: $MNT/rw/proj to $MNT/rw/proj2: read_only rule \"rw/proj/hooks\" \([^)]*policy.conf:[0-9]+\) applies below $MNT/rw/proj, so nothing may be renamed or linked into or out of it, nor a symlink made there" "$(cat "$LOG")"
+	"denied rename for .* by anchored read_only rule \"rw/proj/hooks\" \([^)]*\); EROFS: \"$MNT/rw/proj\" to \"$MNT/rw/proj2\": read_only rule \"rw/proj/hooks\" \([^)]*policy.conf:[0-9]+\) applies below \"$MNT/rw/proj\", so nothing may be renamed or linked into or out of it, nor a symlink made there" "$(cat "$LOG")"
 finish

@@ -58,7 +58,7 @@ expect "  ... up to the nested mask" "ENOENT" deep "$W" 25 read "${up:3}masked/m
 expect "  ... rename from the bottom into a read-only dir" "EROFS" deep "$W" 25 rename f "${up}ro/planted"
 expect "  ... a symlink at the bottom into the mask" "OK" deep "$W" 25 symlink "${up}secret" l
 expect "  ... lists nothing" "OK" deep "$W" 25 readdir l
-check_match "  ... the denial down there is logged" "denied rename for pid [0-9]+ \(awfs-probe\) .*; EROFS: .*/f to $MNT/ro/planted: " "$(cat "$LOG")"
+check_match "  ... the denial down there is logged" "denied rename for pid [0-9]+ \(\"awfs-probe\"\) .*; EROFS: \".*/f\" to \"$MNT/ro/planted\": " "$(cat "$LOG")"
 
 # ------------------------------------------------------------ symlinks: chains, .., loops
 as_agent ln -s c2 "$W/c1"

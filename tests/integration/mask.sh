@@ -61,7 +61,7 @@ check "removexattr on a mask by root" "EROFS" "$(probe removexattr "$MNT/secret"
 check "utimens on a mask by root" "EROFS" "$(probe utimens "$MNT/top.key" 1000)"
 
 check_match "a mask denial is logged with its rule" \
-	'denied create for pid [0-9]+ \(awfs-probe\) uid '"$AGENT_UID"' gid '"$AGENT_UID"' by mask rule "secret" \([^)]*policy.conf:3\); EROFS: [^ ]*/secret/new: its directory [^ ]*/secret is masked by mask rule "secret" \([^)]*policy.conf:3: holds tokens\)\. Writable paths: ' \
+	'denied create for pid [0-9]+ \("awfs-probe"\) uid '"$AGENT_UID"' gid '"$AGENT_UID"' by mask rule "secret" \([^)]*policy.conf:3\); EROFS: "[^ ]*/secret/new": its directory "[^ ]*/secret" is masked by mask rule "secret" \([^)]*policy.conf:3: holds tokens\)\. Writable paths: ' \
 	"$(cat "$LOG")"
 unmount_awfs
 check "host content under the mask is untouched" "TOPSECRET DEEP KEYDATA" \

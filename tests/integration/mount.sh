@@ -10,13 +10,56 @@ check "--help exits 0" "0" "$rc"
 check_match "--help shows the synopsis" "usage: awfs MOUNTPOINT --policy FILE" "$out"
 check_match "--version" "^awfs [0-9]+\.[0-9]+\.[0-9]+ \(libfuse 3\.[0-9]+" "$("$AWFS" --version)"
 
-run() { out=$("$AWFS" "$@" -f 2>&1); rc=$?; }
+# bounded: an awfs that mounts by mistake is ended (SIGTERM unmounts) and fails the check
+run() { out=$(timeout 60 "$AWFS" "$@" -f 2>&1); rc=$?; }
 run "$MNT"
 check "no policy: exit 2" "2" "$rc"
 check_match "no policy: says so" "awfs: no policy given" "$out"
 run "$MNT" --policy "$POLICY" --runtime podman
 check "unknown runtime: exit 2" "2" "$rc"
 check_match "unknown runtime: lists the known ones" "unknown runtime .podman.: expected one of docker, cloud-hypervisor, nvx, qemu, guest" "$out"
+
+# ---- one way to say each setting; no option that weakens a guarantee
+printf 'version = 1;\nallow_write = ( { path = "rw"; reason = "everything"; } );\nunclassified = "warn";\n' >"$T/lax.conf"
+chmod 644 "$T/lax.conf"
+for args in "--policy $POLICY -o policy=$T/lax.conf" "-o policy=$T/lax.conf --policy=$POLICY" \
+	"--policy $POLICY --policy $POLICY" "--policy $POLICY -o source=$T --source $SRC" \
+	"--policy $POLICY --log $LOG -o log=$T/x.log" "--policy $POLICY --audit $T/a -o audit=$T/b" \
+	"--policy $POLICY --runtime docker -o runtime=nvx" "--policy $POLICY -o cache=auto,cache=never" \
+	"--policy $POLICY -o xattr,noxattr"; do
+	run "$MNT" $args
+	check "a setting said twice ($args): exit 2, not mounted" "2 no" "$rc $(is_mounted "$MNT" && echo yes || echo no)"
+done
+check_match "  ... says which and both values" "awfs: --policy / -o policy given twice \(.$POLICY. and .$T/lax.conf.\)" \
+	"$("$AWFS" "$MNT" --policy "$POLICY" -o policy="$T/lax.conf" -f 2>&1)"
+run "$SRC" "$MNT" --policy "$POLICY" --source "$T"
+check "the source given before the mount point and with --source: exit 2" "2" "$rc"
+for o in auto_unmount "xattr,auto_unmount" ; do
+	run "$MNT" --policy "$POLICY" -o "$o"
+	check "-o $o refused: exit 2, not mounted" "2 no" "$rc $(is_mounted "$MNT" && echo yes || echo no)"
+done
+check_match "  ... says why" "auto_unmount refused: a daemon that dies would take the mount with it and show the raw directory" "$out"
+
+# ---- the log and the audit file: awfs's own regular file, or nothing
+mkfifo "$T/fifo"
+touch "$T/theirs.log" && chown "$AGENT_UID" "$T/theirs.log"
+touch "$T/open.log" && chmod 666 "$T/open.log"
+for target in "$T/fifo" "$T/theirs.log" "$T/open.log" /dev/null "$T"; do
+	for opt in --log --audit; do
+		out=$(timeout 20 "$AWFS" "$MNT" --policy "$POLICY" $opt "$target" -f 2>&1); rc=$?
+		check "$opt $target refused: exit 1 (not a hang), not mounted" "1 no" "$rc $(is_mounted "$MNT" && echo yes || echo no)"
+	done
+done
+check "  ... nothing written to another user's file" "0" "$(stat -c %s "$T/theirs.log")"
+check_match "  ... a FIFO: says why" "cannot open audit file .$T/fifo.: not a regular file \(a FIFO\)" \
+	"$(timeout 20 "$AWFS" "$MNT" --policy "$POLICY" --audit "$T/fifo" -f 2>&1)"
+check_match "  ... another user's file: says why" "cannot open log .$T/theirs.log.: owned by uid $AGENT_UID, neither root nor the user running awfs" \
+	"$(timeout 20 "$AWFS" "$MNT" --policy "$POLICY" --log "$T/theirs.log" -f 2>&1)"
+check_match "  ... a file others may write: says why" "cannot open log .$T/open.log.: writable by group or others \(mode 0666\)" \
+	"$(timeout 20 "$AWFS" "$MNT" --policy "$POLICY" --log "$T/open.log" -f 2>&1)"
+ln -s "$T/mine.log" "$T/link.log"
+run "$MNT" --policy "$POLICY" --log "$T/link.log"
+check "--log through a symlink: exit 1, nothing created" "1 no" "$rc $([ -e "$T/mine.log" ] && echo yes || echo no)"
 
 printf 'version = 1;\nmask = ( { path = "../etc"; reason = "x"; } );\nallow_write = ( { path = "rw"; } );\nbogus = 3;\n' >"$T/bad.conf"
 chmod 644 "$T/bad.conf"

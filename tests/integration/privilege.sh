@@ -161,8 +161,8 @@ as_agent mkdir -p "$d" && as_agent touch "$d/f"
 expect "a rename from 3,800 bytes of \\xff names into ro: EROFS" "EROFS" rename "$d/f" "$MNT/ro/planted"
 line=$(grep 'denied rename for pid' "$LOG" | tail -1)
 check_match "  ... the line starts with who, the rule and the errno" \
-	"^[-0-9T:Z]+ awfs: denied rename for pid [0-9]+ \(awfs-probe\) uid $u gid $u by read_only rule \"ro\" \([^)]*policy.conf:[0-9]+\); EROFS: " "$line"
-check_match "  ... the path is shortened with a mark" '\\xff\[\.\.\.[0-9]+ bytes\.\.\.\]\\xff' "$line"
+	"^[-0-9T:Z]+ awfs: denied rename for pid [0-9]+ \(\"awfs-probe\"\) uid $u gid $u by read_only rule \"ro\" \([^)]*policy.conf:[0-9]+\); EROFS: " "$line"
+check_match "  ... the path is shortened with a mark, outside the quotes" '\\xff"\[\.\.\.[0-9]+ bytes\.\.\.\]"\\xff' "$line"
 check_match "  ... and the line is whole" "Writable paths: $MNT/rw, $MNT/made, $MNT/mem-\*\$" "$line"
 check "  ... and shorter than a log line may be" "yes" "$([ ${#line} -lt 8000 ] && echo yes)"
 check "  ... its audit of the same in .awfs/denials" "1" "$(as_agent cat "$MNT/.awfs/denials" | grep -c 'denied rename for pid .*bytes\.\.\.\]')"

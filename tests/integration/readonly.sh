@@ -61,13 +61,13 @@ expect "create in a root-owned 0755 dir: EACCES" "EACCES" create "$MNT/restricte
 
 L=$(cat "$LOG")
 check_match "denial log: op, path, caller, rule, reason, hint" \
-	"denied open\(O_WRONLY\) for pid [0-9]+ \(awfs-probe\) uid $AGENT_UID gid $AGENT_UID by read_only rule \"ro\" \([^)]*policy.conf:19\); EROFS: $F: it is read-only by read_only rule \"ro\" \([^)]*policy.conf:19: exemption: must stay readable\)\. Writable paths: $MNT/rw, $MNT/made, $MNT/mem-\*" "$L"
+	"denied open\(O_WRONLY\) for pid [0-9]+ \(\"awfs-probe\"\) uid $AGENT_UID gid $AGENT_UID by read_only rule \"ro\" \([^)]*policy.conf:19\); EROFS: \"$F\": it is read-only by read_only rule \"ro\" \([^)]*policy.conf:19: exemption: must stay readable\)\. Writable paths: $MNT/rw, $MNT/made, $MNT/mem-\*" "$L"
 check_match "denial at the root names the root default" \
-	"denied create for pid [0-9]+ \(awfs-probe\) uid $AGENT_UID gid $AGENT_UID by the root default \(read-only\); EROFS: $MNT/newtop: its directory $MNT is read-only: no rule makes it writable\." "$L"
+	"denied create for pid [0-9]+ \(\"awfs-probe\"\) uid $AGENT_UID gid $AGENT_UID by the root default \(read-only\); EROFS: \"$MNT/newtop\": its directory \"$MNT\" is read-only: no rule makes it writable\." "$L"
 check_match "denial of an unclassified entry says so" \
-	"denied open\(O_WRONLY\|O_TRUNC\) for .* by unclassified = \"warn\"; EROFS: $MNT/rootfile: it is read-only: unclassified \(its top-level entry is named by no rule; unclassified = \"warn\"\)" "$L"
+	"denied open\(O_WRONLY\|O_TRUNC\) for .* by unclassified = \"warn\"; EROFS: \"$MNT/rootfile\": it is read-only: unclassified \(its top-level entry is named by no rule; unclassified = \"warn\"\)" "$L"
 check_match "denial inside a nested read-only rule" \
-	"denied create for .*; EROFS: $MNT/rw/.git/hooks: its directory $MNT/rw/.git is read-only by read_only rule \"rw/.git\"" "$L"
+	"denied create for .*; EROFS: \"$MNT/rw/.git/hooks\": its directory \"$MNT/rw/.git\" is read-only by read_only rule \"rw/.git\"" "$L"
 check "EACCES is not logged as a policy denial" "0" "$(grep -c 'restricted/' "$LOG" | grep -v unclassified || true)"
 check "the unclassified entry was logged once" "1" "$(grep -c 'unclassified top-level entry .*/rootfile' "$LOG")"
 check "a name below an unclassified dir is not logged as top-level" "0" "$(grep -c 'unclassified top-level entry .*/\(r\|x\):' "$LOG")"

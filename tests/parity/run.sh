@@ -102,9 +102,9 @@ compare virtiofs
 # virtiofsd switches to the guest's uid for the calls that create (create,
 # mkdir, mknod, symlink, link); other calls reach awfs as virtiofsd's root
 check "virtiofs: a denial in the guest is logged on the host with op, path and guest uid" "yes" \
-	"$(grep -Eq "denied create for pid [0-9]+ \(virtiofsd\) uid $AGENT gid $AGENT by read_only rule \"ro\" \([^)]*\); EROFS: $T/v/ro/new: its directory $T/v/ro is read-only by read_only rule \"ro\"" "$T/virtiofs.log" && echo yes)"
+	"$(grep -Eq "denied create for pid [0-9]+ \(\"virtiofsd\"\) uid $AGENT gid $AGENT by read_only rule \"ro\" \([^)]*\); EROFS: \"$T/v/ro/new\": its directory \"$T/v/ro\" is read-only by read_only rule \"ro\"" "$T/virtiofs.log" && echo yes)"
 check "virtiofs: an open for writing in the guest is logged on the host too" "yes" \
-	"$(grep -Eq "denied open\(O_WRONLY\) for pid [0-9]+ \(virtiofsd\) .*; EROFS: $T/v/ro/file:" "$T/virtiofs.log" && echo yes)"
+	"$(grep -Eq "denied open\(O_WRONLY\) for pid [0-9]+ \(\"virtiofsd\"\) .*; EROFS: \"$T/v/ro/file\":" "$T/virtiofs.log" && echo yes)"
 
 # ---- in-guest: a plain directory exported, awfs mounted over the share in the guest
 bash "$here/fixture.sh" "$T/g" "$AGENT"

@@ -36,7 +36,8 @@ static void test_escape_table(void **state)
 		const char *out;
 	} rows[] = {
 		ESC("plain", "\"plain\""),
-		ESC("a\"b\\c", "\"a\\\"b\\\\c\""),
+		ESC("a\"b\\c", "\"a\\\"b\\\\\\\\c\""),			/* \ decodes to \\ */
+		ESC("\\xff", "\"\\\\\\\\xff\""),					/* the text \xff: \\xff */
 		ESC("line\nbreak\ttab\r", "\"line\\u000abreak\\u0009tab\\u000d\""),
 		ESC("\x01\x1f\x7f", "\"\\u0001\\u001f\\u007f\""),
 		ESC("nul\0byte", "\"nul\\u0000byte\""),
@@ -46,6 +47,7 @@ static void test_escape_table(void **state)
 		ESC("\xc0\xaf", "\"\\\\xc0\\\\xaf\""),					/* overlong */
 		ESC("\xed\xa0\x80", "\"\\\\xed\\\\xa0\\\\x80\""),			/* surrogate */
 		ESC("\xe6\x97", "\"\\\\xe6\\\\x97\""),					/* truncated */
+		ESC("\xc2\x85|\xe2\x80\xa8|\xe2\x80\xa9|\xe2\x80\xae", "\"\\u0085|\\u2028|\\u2029|\\u202e\""),
 		ESC("", "\"\""),
 	};
 

@@ -230,6 +230,38 @@ static void test_escape_path(void **state)
 			 AWFS_LOG_PATH_MAX);
 }
 
+/*
+ * A path the agent named is one quoted field: nothing in it can close the
+ * quotes, and the mark of a shortened one stands outside them.
+ */
+static void test_quote_path(void **state)
+{
+	char in[5000], out[AWFS_LOG_PATH_MAX + 8];
+	const char *forged = "/t/x\") uid 0 gid 0 by nothing; EROFS: \"/y";
+	const char *fake_mark = "/t/a\"[...5 bytes...]\"b";
+	size_t n;
+
+	(void)state;
+	assert_string_equal(log_quote_path("/a/b\n", 5, out, sizeof(out)), "\"/a/b\\n\"");
+	assert_string_equal(log_quote_path(forged, strlen(forged), out, sizeof(out)),
+			    "\"/t/x\\\") uid 0 gid 0 by nothing; EROFS: \\\"/y\"");
+	assert_string_equal(log_quote_path(fake_mark, strlen(fake_mark), out, sizeof(out)),
+			    "\"/t/a\\\"[...5 bytes...]\\\"b\"");
+	memset(in, 0xff, 4000);
+	memcpy(in, "/start/", 7);
+	memcpy(in + 4000 - 5, "/end!", 5);
+	log_quote_path(in, 4000, out, sizeof(out));
+	n = strlen(out);
+	assert_true(n <= AWFS_LOG_PATH_MAX + 4);
+	assert_memory_equal(out, "\"/start/", 8);
+	assert_string_equal(out + n - 6, "/end!\"");
+	assert_non_null(strstr(out, "\"[...3808 bytes...]\""));
+	/* exactly the maximum escaped: kept whole, quoted */
+	memset(in, 'a', AWFS_LOG_PATH_MAX);
+	assert_int_equal(strlen(log_quote_path(in, AWFS_LOG_PATH_MAX, out, sizeof(out))),
+			 AWFS_LOG_PATH_MAX + 2);
+}
+
 /* The byte budget: the burst, a refill by rate, the cap per mount. */
 static void test_bytelimit(void **state)
 {
@@ -265,6 +297,7 @@ int main(void)
 		cmocka_unit_test(test_ratelimit_refill),
 		cmocka_unit_test(test_ratelimit_clock_backwards),
 		cmocka_unit_test(test_escape_path),
+		cmocka_unit_test(test_quote_path),
 		cmocka_unit_test(test_bytelimit),
 	};
 
