@@ -43,6 +43,7 @@
 #include "policy.h"
 #include "util.h"
 #include "verdict.h"
+#include "token.h"
 
 struct options {
 	char *policy;
@@ -922,6 +923,13 @@ int main(int argc, char *argv[])
 	if (bind_aliases(mnt, o.also_at, o.nalso) < 0)
 		goto out_unmount;
 	log_boundary(policy, classifier, root_fd, mnt, src, oc.info_dir);
+	{
+		char why[256];
+
+		if (token_publish(mnt, o.also_at, o.nalso, why, sizeof(why)) != 0)
+			log_msg(AWFS_LOG_INFO, "awfsctl verify's probes will be logged and counted as denials: cannot keep this mount's verify token in %s",
+				why);
+	}
 	if (fuse_daemonize(o.foreground) != 0) {
 		fprintf(stderr, "awfs: cannot go to the background\n");
 		goto out_aliases;
@@ -941,6 +949,7 @@ int main(int argc, char *argv[])
 	}
 	free(summary);
 out_aliases:
+	token_withdraw(mnt, o.also_at, o.nalso);
 	unbind_aliases(o.also_at, o.nalso, mnt);
 out_unmount:
 	fuse_session_unmount(se);

@@ -22,9 +22,6 @@
 #include "inode.h"
 #include "ops.h"
 
-/* Names starting so, refused for root, are awfsctl verify's probes: not logged. */
-#define AWFS_VERIFY_PREFIX ".awfs-verify."
-
 /* The second path of a rename or link, for the message. */
 struct awfs_other_end {
 	const char *word;		/* "to" or "from" */

@@ -4,9 +4,11 @@
  *
  * Every probe goes through the mount by path, as an agent would: a mask must
  * look synthetic and empty, a read-only directory must refuse a create with
- * EROFS, a writable one must take a create and an unlink. Probe files are
- * named AWFS_VERIFY_PREFIX..., which awfs refuses for root without logging,
- * so a verify before the run does not count as a denial.
+ * EROFS, a writable one must take a create and an unlink. Probe names are
+ * new each time (random), so nothing an earlier run left behind (a cache
+ * restored into a writable path) can stand in the way; the ones meant to be
+ * refused carry the mount's token (token.h), so that awfs does not count a
+ * verify before the run as a denial.
  */
 #include "verify.h"
 
@@ -18,6 +20,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,13 +28,33 @@
 #include "mountinfo.h"
 #include "policy.h"
 #include "util.h"
-#include "verdict.h"
+#include "token.h"
 
 struct probe {
 	FILE *out, *err;
 	const char *mnt;	/* resolved mount point */
 	size_t held;
+	char token[AWFS_TOKEN_LEN + 1];	/* the mount's, or "" */
 };
+
+/*
+ * A fresh probe name in @dir: random, so no name planted by an earlier run
+ * is in the way; with the mount's token when the create is meant to be
+ * refused (and so not counted).
+ */
+static char *probe_name(const struct probe *pr, const char *dir, bool refused)
+{
+	unsigned char r[8];
+	char hex[2 * sizeof(r) + 1];
+
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		abort();	/* never a predictable name */
+	for (size_t i = 0; i < sizeof(r); i++)
+		snprintf(hex + 2 * i, 3, "%02x", r[i]);
+	if (refused && pr->token[0])
+		return util_xasprintf("%s/%s%s.%s", dir, AWFS_VERIFY_PREFIX, pr->token, hex);
+	return util_xasprintf("%s/%s%s", dir, AWFS_VERIFY_PREFIX, hex);
+}
 
 static int fail(struct probe *pr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -139,7 +162,7 @@ static int probe_mask_path(struct probe *pr, const char *rule, const char *path)
 			}
 		}
 		closedir(d);
-		below = util_xasprintf("%s/%s", path, AWFS_VERIFY_PREFIX "below");
+		below = probe_name(pr, path, false);
 		fd = open(below, O_RDONLY);
 		if (fd >= 0 || errno != ENOENT) {
 			if (fd >= 0)
@@ -268,8 +291,8 @@ static int probe_mask(struct probe *pr, const struct awfs_rule *r, const char *p
 /* A create in a read-only directory must fail with EROFS. */
 static int probe_readonly_dir(struct probe *pr, const char *what, const char *dir)
 {
-	char *probe = util_xasprintf("%s/%s%d", dir, AWFS_VERIFY_PREFIX, (int)getpid());
-	int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	char *probe = probe_name(pr, dir, true);
+	int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
 	int e = errno;
 
 	if (fd >= 0) {
@@ -311,8 +334,8 @@ static int probe_writable(struct probe *pr, const struct awfs_rule *r, const cha
 	if (lstat(path, &st) < 0) {
 		ret = fail(pr, "allow_write \"%s\": %s: %s", r->path, path, strerror(errno));
 	} else if (S_ISDIR(st.st_mode)) {
-		probe = util_xasprintf("%s/%s%d", path, AWFS_VERIFY_PREFIX, (int)getpid());
-		fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		probe = probe_name(pr, path, false);
+		fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
 		if (fd < 0) {
 			ret = fail(pr, "allow_write \"%s\": cannot create a file in %s: %s", r->path, path,
 				   strerror(errno));
@@ -372,6 +395,8 @@ int verify_run(const struct awfs_verify_opts *o, FILE *out, FILE *err)
 		return fail(&pr, "%s: %s", o->mountpoint, strerror(errno));
 	}
 	pr.mnt = mnt;
+	if (token_read(mnt, pr.token) != 0)
+		pr.token[0] = '\0';	/* the refusals of its probes are then counted */
 
 	/* masks first: what must never leak */
 	for (size_t i = 0; i < p->nrules && !ret; i++)

@@ -86,7 +86,17 @@ run verify "$MNT" --policy "$POLICY"
 check "verify on a plain directory: exit 1" "1" "$rc"
 check_match "  ... says nothing is mounted" "FAILED: nothing is mounted at $MNT \(expected an awfs mount\)" "$out"
 mkdir -p "$SRC/rw/repo-a/hooks" && echo LEAK >"$SRC/rw/sub/leak"
+# names an earlier run may have left where verify probes (a restored cache):
+# pids in a fresh pid namespace are small and predictable
+for d in rw ro mem-a rw/repo-a/hooks; do
+	for i in $(seq 1 300); do : >"$SRC/$d/.awfs-verify.$i"; done
+done
 mount_awfs
+tokfile=$(grep -lx "$MNT" /run/awfs/verify-* 2>/dev/null | head -1)
+check "the mount's verify token: root's, 0600, in /run/awfs" "root 600 33" \
+	"$(stat -c '%U %a' "$tokfile" 2>&1) $(head -1 "$tokfile" | wc -c)"
+out=$(unshare --pid --fork --mount-proc "$AWFSCTL" verify "$MNT" --policy "$POLICY" 2>&1); rc=$?
+check "verify as pid 1 among 300 planted .awfs-verify.N names in each probed directory: exit 0" "0" "$rc"
 run verify "$MNT" --policy "$POLICY"
 check "verify on the real mount: exit 0" "0" "$rc"
 check_match "  ... probes each mask" 'ok: mask "secret": .*/secret is empty' "$out"
@@ -97,6 +107,11 @@ check_match "  ... a glob read-only rule, through what matches it" 'ok: read_onl
 check_match "  ... a glob writable rule, through what matches it" 'ok: allow_write "mem-\*": .*/mem-a takes a create and an unlink' "$out"
 check_match "  ... and says how many held" "awfsctl verify: $MNT: [0-9]+ checks held" "$out"
 check "verify's probes are not logged as denials" "0" "$(grep -c 'awfs-verify' "$LOG")"
+# a name alone does not make a probe: root (and a guest behind virtiofsd, which
+# arrives as root) is refused, logged and counted without the mount's token
+check "root creating .awfs-verify.1 in ro: EROFS" "EROFS" "$(probe create "$MNT/ro/.awfs-verify.1x")"
+check "root with a made-up token: EROFS" "EROFS" "$(probe create "$MNT/ro/.awfs-verify.0123456789abcdef0123456789abcdef.1")"
+check "  ... both logged as denials" "2" "$(grep -c 'denied create for pid [0-9]* ("awfs-probe") uid 0 .*awfs-verify' "$LOG")"
 mkdir -p "$T/alias"
 run verify "$MNT" --policy "$POLICY" --also-at "$T/alias"
 check "verify: an alias that is not mounted: exit 1" "1" "$rc"
@@ -120,4 +135,6 @@ check_match "  ... fails closed at the mask" 'FAILED: mask "secret"' "$out"
 run verify "$MNT" --policy "$T/bad.conf"
 check "verify with a bad policy: exit 2" "2" "$rc"
 unmount_awfs
+check "  ... and counted at unmount (verify's own probes not)" "yes" "$(grep -q 'unmounting .*: 2 writes denied (by operation: create 2; by path: ro 2)' "$LOG" && echo yes)"
+check "the token file goes at unmount" "" "$(grep -lx "$MNT" /run/awfs/verify-* 2>/dev/null)"
 finish
