@@ -144,13 +144,14 @@ static void check_grants(const struct awfs_check_opts *o, struct awfs_classifier
 	grants_check(g, c, p, root, &f);
 	for (size_t i = 0; i < f.n; i++) {
 		/*
-		 * --strict makes grants wider than the root errors; a part of a
-		 * grant that a rule refuses on purpose (a read-only .git in a
-		 * memory) stays a warning: the policy says so deliberately.
+		 * --strict makes every warning an error: a grant wider than the
+		 * root, and a part of a grant a rule refuses (a read-only .git
+		 * in a memory): the engine may write there and awfs will refuse,
+		 * which is the lost write check is run to catch.
 		 */
 		int sev = f.v[i].severity == AWFS_FINDING_ERROR ? 0 :
-			  f.v[i].severity == AWFS_FINDING_WARN ? (o->strict ? 0 : 1) :
-			  f.v[i].severity == AWFS_FINDING_EXCEPT ? 1 : 2;
+			  f.v[i].severity == AWFS_FINDING_WARN || f.v[i].severity == AWFS_FINDING_EXCEPT ?
+			  (o->strict ? 0 : 1) : 2;
 
 		add(l, sev, "%s: %s: %s", esc(f.v[i].entry, a, sizeof(a)), esc(f.v[i].path, b, sizeof(b)),
 		    esc(f.v[i].text, t, sizeof(t)));

@@ -76,6 +76,18 @@ check "check --allowed-tools: wider than the root is a warning: exit 0" "0" "$rc
 check_match "  ... naming what it cannot write" "warning: Write\(/tmp/\*\): /tmp/gh-aw: .*only these are writable: /tmp/gh-aw/agent" "$out"
 run check --policy "$POLICY" --source "$SRC" --allowed-tools 'Write(/tmp/*)' --strict
 check "  ... an error with --strict: exit 1" "1" "$rc"
+# a grant whose wildcard reaches a read-only .git: a write awfs will refuse
+printf 'version = 1;\nallow_write = ( { path = "rw"; reason = "scratch"; } );\nread_only = ( { path = "rw/.git"; reason = "git"; } );\n' >"$T/git.conf"
+chmod 644 "$T/git.conf"
+run check --policy "$T/git.conf" --allowed-tools 'Write(/tmp/gh-aw/rw/*/hooks/pre-commit)'
+check "check: a grant reaching into a read-only .git: a warning, exit 0" "0" "$rc"
+check_match "  ... names the .git" "warning: Write\(/tmp/gh-aw/rw/\*/hooks/pre-commit\): /tmp/gh-aw/rw/.git: not writable although the grant covers it" "$out"
+run check --policy "$T/git.conf" --allowed-tools 'Write(/tmp/gh-aw/rw/*/hooks/pre-commit)' --strict
+check "  ... an error with --strict: exit 1" "1" "$rc"
+check_match "  ... printed as an error" "error: Write\(/tmp/gh-aw/rw/\*/hooks/pre-commit\): /tmp/gh-aw/rw/.git: " "$out"
+mkdir -p "$T/empty-tree"
+run check --policy "$AWFS_DEFAULT_POLICY" --source "$T/empty-tree" --allowed-tools 'Write(/tmp/gh-aw/cache-memory/*/hooks/pre-commit)' --strict
+check_match "  ... the shipped policy, cache-memory/*/hooks/pre-commit, --strict: an error" "error: Write\(/tmp/gh-aw/cache-memory/\*/hooks/pre-commit\): /tmp/gh-aw/cache-memory/.git: not writable" "$out"
 run check --policy "$POLICY" --source "$SRC" --allowed-tools 'Write(/tmp/gh-aw/agent/**'
 check "check --allowed-tools: a malformed string: exit 2" "2" "$rc"
 check_match "  ... says where" "--allowed-tools: column [0-9]+: " "$out"
