@@ -326,7 +326,9 @@ static int prepare_targets(const struct awfs_policy *p, int root_fd, const struc
 				bad = 1;
 			} else if (err) {
 				fprintf(stderr, "awfs: allow_write path \"%s\" (%s:%d) in %s: %s\n", r->path,
-					p->file, r->line, source, strerror(err));
+					p->file, r->line, source,
+					err == EAGAIN ? "the directory awfs made was replaced before it could be given its owner and mode (another writer of its parent?); nothing was changed on what replaced it" :
+					strerror(err));
 				bad = 1;
 			}
 		}

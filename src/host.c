@@ -332,22 +332,41 @@ int host_rename(int olddir, const char *oldname, int newdir, const char *newname
 	return ERR(syscall(SYS_renameat2, olddir, oldname, newdir, newname, flags));
 }
 
-/* Give a fresh entry the owner and the exact mode asked for (mkdir/open apply the umask). */
-static int settle_new(int dirfd, const char *name, uid_t uid, gid_t gid, mode_t mode)
+/*
+ * Give the fresh object open at @fd the owner and the exact mode asked for
+ * (mkdir/open apply the umask): through the fd, never the name, which a
+ * writer of the parent may have swapped for a hard link to its own file.
+ */
+static int settle_new(int fd, uid_t uid, gid_t gid, mode_t mode)
 {
 	char fdname[16];
-	int fd, err = 0;
 
-	fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno;
 	if (is_root && fchownat(fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
-		err = errno;
+		return errno;
 	fd_name(fd, fdname);
-	if (!err && fchmodat(proc_fd, fdname, mode, 0) < 0)
-		err = errno;
-	close(fd);
-	return err;
+	return ERR(fchmodat(proc_fd, fdname, mode, 0));
+}
+
+/*
+ * The directory mkdirat() just made as @name, opened. mkdirat gives no fd,
+ * so the name is opened and what it holds checked: still ours (our uid,
+ * mode 0700 as made, empty), or a writer of the parent replaced it in
+ * between, and the target is refused rather than given the root's owner.
+ */
+static int open_made_dir(int dirfd, const char *name, int *fd)
+{
+	struct stat st;
+
+	*fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (*fd < 0)
+		return errno;
+	if (fstat(*fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 07777) != 0700 ||
+	    st.st_nlink != 2) {
+		close(*fd);
+		*fd = -1;
+		return EAGAIN;	/* replaced while it was made */
+	}
+	return 0;
 }
 
 int host_make_target(int dirfd, const char *relpath, bool file, const struct stat *like)
@@ -365,7 +384,7 @@ int host_make_target(int dirfd, const char *relpath, bool file, const struct sta
 	memcpy(buf, relpath, strlen(relpath) + 1);	/* the length was checked above */
 	for (tok = strtok_r(buf, "/", &save); tok; tok = next_tok) {
 		bool last;
-		int next;
+		int next = -1;
 
 		next_tok = strtok_r(NULL, "/", &save);
 		last = next_tok == NULL;
@@ -377,22 +396,22 @@ int host_make_target(int dirfd, const char *relpath, bool file, const struct sta
 				err = errno;
 				break;
 			}
+			err = settle_new(fd, like->st_uid, like->st_gid, dmode & 0666);
 			close(fd);
-			err = settle_new(cur, tok, like->st_uid, like->st_gid, dmode & 0666);
 			break;
 		}
-		if (mkdirat(cur, tok, 0700) == 0)
-			err = settle_new(cur, tok, like->st_uid, like->st_gid, dmode);
-		else if (errno != EEXIST)
+		if (mkdirat(cur, tok, 0700) == 0) {
+			err = open_made_dir(cur, tok, &next);
+			if (!err && (err = settle_new(next, like->st_uid, like->st_gid, dmode)) != 0)
+				close(next);
+		} else if (errno != EEXIST) {
 			err = errno;
-		if (err)
-			break;
-		next = openat(cur, tok, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (next < 0) {
+		} else if ((next = openat(cur, tok, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
 			/* ENOTDIR / ELOOP: a file or a symlink is in the way */
 			err = errno;
-			break;
 		}
+		if (err)
+			break;
 		close(cur);
 		cur = next;
 	}

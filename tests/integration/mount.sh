@@ -195,4 +195,32 @@ expect "no rule in force, unclassified = mask: a file is empty" "OK" read "$MNT/
 expect "no rule in force, unclassified = mask: a dir is empty" "OK" readdir "$MNT/ro"
 unmount_awfs
 check_match "no rule in force: the entry is logged" "unclassified top-level entry $MNT/rootfile" "$(cat "$LOG")"
+# ---- create = true: the owner and mode go to what awfs made, never to what
+# a writer of the parent put at the name in between (race-shim.so opens that
+# window every time: right after awfs's create it swaps the name)
+if [ -r "${AWFS_RACE_SHIM:-}" ]; then
+	: >"$LOG"
+	mkdir -p "$SRC/shared" && chown "$AGENT_UID:$AGENT_UID" "$SRC/shared"
+	echo THEIRS >"$SRC/theirs" && chown 4242:4242 "$SRC/theirs" && chmod 0666 "$SRC/theirs"
+	write_policy 'version = 1;
+allow_write = ( { path = "shared/summary.md"; reason = "a single file"; create = "file"; } );'
+	AWFS_RACE_NAME=summary.md AWFS_RACE_LINK="$SRC/theirs" LD_PRELOAD="$AWFS_RACE_SHIM" \
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" mount_awfs
+	unmount_awfs
+	check "create = \"file\", name swapped for a hard link: the linked file keeps its owner and mode" \
+		"4242:4242 666" "$(stat -c '%u:%g %a' "$SRC/theirs")"
+	check "  ... what awfs made got the root's owner" "$AGENT_UID:$AGENT_UID 644" "$(stat -c '%u:%g %a' "$SRC/shared/summary.md.made-by-awfs")"
+	write_policy 'version = 1;
+allow_write = ( { path = "shared/made/sub"; reason = "created at mount"; create = true; } );'
+	out=$(AWFS_RACE_NAME=made AWFS_RACE_UID="$AGENT_UID" LD_PRELOAD="$AWFS_RACE_SHIM" \
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+		timeout 60 "$AWFS" "$MNT" --policy "$POLICY" -f 2>&1); rc=$?
+	check "create = true, directory swapped for the writer's own: exit 1, not mounted" "1 no" \
+		"$rc $(is_mounted "$MNT" && echo yes || echo no)"
+	check_match "  ... says what happened" "the directory awfs made was replaced before it could be given its owner and mode" "$out"
+	check "  ... the writer's directory is left as it was" "$AGENT_UID:$AGENT_UID 700" "$(stat -c '%u:%g %a' "$SRC/shared/made")"
+	check "  ... nothing made inside it" "0" "$(ls -A "$SRC/shared/made" | wc -l)"
+else
+	check "race-shim.so is built (make check builds it; AWFS_RACE_SHIM names it)" "yes" "no"
+fi
 finish
