@@ -10,7 +10,9 @@
  *  4. mount with default_permissions (and allow_other as root) and never
  *     with auto_unmount: if the daemon dies the mount must stay, dead
  *     (ENOTCONN), rather than reveal the unmasked directory beneath it;
- *  5. bind the mount at each --also-at alias, or unmount and fail.
+ *  5. bind the mount at each --also-at alias, or unmount and fail;
+ *  6. keep only the capabilities serving needs, no new privileges, and a
+ *     syscall filter (privs.h), before the first request.
  */
 #include "config.h"
 
@@ -44,6 +46,7 @@
 #include "util.h"
 #include "verdict.h"
 #include "token.h"
+#include "privs.h"
 
 struct options {
 	char *policy;
@@ -941,6 +944,16 @@ int main(int argc, char *argv[])
 		log_msg(AWFS_LOG_ERR, "cannot open /proc/self/fd: %s; unmounting", strerror(err));
 		goto out_aliases;
 	}
+	/* 6. serve with only what serving needs (privs.h), before any thread starts */
+	{
+		char why[256];
+
+		if (privs_drop(why, sizeof(why)) < 0) {
+			log_msg(AWFS_LOG_ERR, "%s: awfs would serve with more power than it needs; unmounting",
+				why);
+			goto out_aliases;
+		}
+	}
 
 	ret = loop_run(se, (unsigned)spin_us, 8, files_high()) < 0;
 	summary = verdict_summary();
@@ -951,6 +964,7 @@ int main(int argc, char *argv[])
 	}
 	free(summary);
 out_aliases:
+	privs_for_unmount();	/* CAP_SYS_ADMIN back, on this thread only, to unmount */
 	token_withdraw(mnt, o.also_at, o.nalso);
 	unbind_aliases(o.also_at, o.nalso, mnt);
 out_unmount:

@@ -36,6 +36,18 @@ mount_beside	# $MNT, with the host's tree at $SRC to look at and change
 W="$MNT/rw" M="$MNT/mem-a"
 with_group() { setpriv --reuid="$u" --regid="$u" --groups=4242 "$AWFS_PROBE" "$@"; }
 
+# ------------------------------------------------------------ what the daemon keeps
+st=$(grep -E '^(CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' "/proc/$AWFS_PID/status" | tr -s '\t ' ' ')
+# CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID SETGID SETUID MKNOD; SYS_ADMIN permitted only
+check "the daemon serves with 8 capabilities (CapEff 080000df)" "CapEff: 00000000080000df" "$(printf '%s\n' "$st" | grep CapEff)"
+check "  ... and CAP_SYS_ADMIN permitted only, to unmount (CapPrm 082000df)" "CapPrm: 00000000082000df" "$(printf '%s\n' "$st" | grep CapPrm)"
+check "  ... the bounding set the same" "CapBnd: 00000000082000df" "$(printf '%s\n' "$st" | grep CapBnd)"
+check "  ... no ambient capabilities" "CapAmb: 0000000000000000" "$(printf '%s\n' "$st" | grep CapAmb)"
+check "  ... no-new-privileges" "NoNewPrivs: 1" "$(printf '%s\n' "$st" | grep NoNewPrivs)"
+check "  ... a seccomp filter" "Seccomp: 2" "$(printf '%s\n' "$st" | grep 'Seccomp:')"
+check "  ... every thread permitted the same" "1" \
+	"$(cat /proc/$AWFS_PID/task/*/status | grep -E '^CapPrm' | sort -u | wc -l)"
+
 # ------------------------------------------------------------ stale views
 expect "O_RDWR|O_CREAT through a view held across a rename, onto a root-only file: EACCES" \
 	"EACCES" stale-view "$W/v1" "$M/v1" s "$W/victim600" rw
