@@ -7,26 +7,68 @@
 #   awfs-entrypoint.sh AGENT-COMMAND [ARGS...]
 #
 # Runs as root, with /dev/fuse and CAP_SYS_ADMIN (see docker-compose.awfs.yml).
+# awfs stays root; the agent never has uid or gid 0, so it cannot signal awfs
+# (kill(2) needs the same uid) to unmount it, nor read what root may read.
+# Whoever sets the environment (the compose file, the workflow) is trusted;
+# the agent is not, and gets nothing of it but its uid and gid.
 # Environment:
 #   AWFS_DIR         the directory to guard             [/tmp/gh-aw]
 #   AWFS_POLICY      the policy                         [/etc/awfs/policy.conf]
-#   AWFS_AGENT_USER  UID:GID the agent runs as          [1000:1000]
+#   AWFS_AGENT_USER  UID:GID the agent runs as          [1000:1000 when unset]
+#                    two decimal numbers, each from 1 to 4294967294, with no
+#                    sign, no leading zero and no names; anything else
+#                    (root, 0, -1, +0, 00, 1000 alone, an empty value) is
+#                    refused with exit status 2 before anything is mounted
 #   AWFS_ALSO_AT     a second path showing the same view (chroot mode:
 #                    /host/tmp/gh-aw); optional
 #   AWFS_LOG         awfs's log                         [/var/log/awfs.log]
 #   AWFS_AUDIT       awfs's JSON audit file; optional
-#   AWFS_OPTS        awfs -o options (e.g. xattr, cache=strict); optional
+#   AWFS_OPTS        awfs -o options (e.g. xattr, cache=strict); optional;
+#                    never a setting with a variable of its own (policy,
+#                    source, runtime, log, audit, also_at), nor auto_unmount
 #   AWFS_BIN, AWFSCTL_BIN   the programs               [awfs, awfsctl]
 set -eu
 
 dir=${AWFS_DIR:-/tmp/gh-aw}
 policy=${AWFS_POLICY:-/etc/awfs/policy.conf}
-user=${AWFS_AGENT_USER:-1000:1000}
+user=${AWFS_AGENT_USER-1000:1000}
 awfs=${AWFS_BIN:-awfs}
 awfsctl=${AWFSCTL_BIN:-awfsctl}
+
+# id_ok N: N is a decimal uid or gid from 1 to 4294967294 (-1, the kernel's
+# "no change", is 4294967295): digits only, no leading zero, at most 10 digits
+id_ok() {
+	case $1 in
+	'' | 0* | *[!0-9]* | ???????????*) return 1 ;;
+	esac
+	[ "$1" -lt 4294967295 ]
+}
+bad_user() {
+	printf 'awfs-entrypoint: AWFS_AGENT_USER must be UID:GID, two decimal numbers from 1 to 4294967294 (such as 1000:1000), not "%.40s": the agent never runs as root, nor under a name\n' "$user" >&2
+	exit 2
+}
+case $user in
+*:*:* | *[!0-9:]*) bad_user ;;
+*:*) ;;
+*) bad_user ;;
+esac
 uid=${user%%:*}
 gid=${user#*:}
+if ! id_ok "$uid" || ! id_ok "$gid"; then bad_user; fi
 [ $# -gt 0 ] || { echo "awfs-entrypoint: no agent command given" >&2; exit 2; }
+# AWFS_OPTS carries mount and cache options only: each setting this script
+# passes itself, and that awfsctl verify must agree with, has its own
+# variable (awfs refuses auto_unmount, and any setting said twice, anyway)
+opts=${AWFS_OPTS:-}
+while [ -n "$opts" ]; do
+	o=${opts%%,*}
+	case ${o%%=*} in
+	policy | source | runtime | log | audit | also_at | info_dir | noinfo_dir | auto_unmount | -*)
+		printf 'awfs-entrypoint: AWFS_OPTS may not set "%.40s": use AWFS_POLICY, AWFS_DIR, AWFS_LOG, AWFS_AUDIT or AWFS_ALSO_AT\n' "${o%%=*}" >&2
+		exit 2 ;;
+	esac
+	case $opts in *,*) opts=${opts#*,} ;; *) opts= ;; esac
+done
 
 # 1. mount (awfs returns once the mount and its alias are in place)
 "$awfs" "$dir" --policy "$policy" --runtime docker ${AWFS_ALSO_AT:+--also-at "$AWFS_ALSO_AT"} \

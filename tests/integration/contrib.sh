@@ -22,7 +22,16 @@ out=$(AWFS_DIR="$SRC" AWFS_POLICY="$POLICY" AWFS_AGENT_USER="$AGENT_UID:$AGENT_U
 		"$1" read "$2/secret/data"; "$1" write "$2/ro/file" x; "$1" write "$2/rw/from-agent" y
 		"$1" read "$3/secret/data"; "$1" stat "$3/ro/file" | cut -c1-8
 		umount "$2" 2>&1 | sed "s/.*/umount: refused/"
-		"$1" getxattr "$2/rw/file" user.none' _ "$AWFS_PROBE" "$SRC" "$T/alias" 2>"$T/entry.err")
+		"$1" getxattr "$2/rw/file" user.none
+		p=$(pgrep -x awfs | head -1)
+		[ -n "$p" ] && echo "awfs pid found" || echo "no awfs pid"
+		if kill -TERM "$p" 2>/dev/null; then
+			echo "kill: sent"
+			i=0; while [ -d "/proc/$p" ] && [ $i -lt 40 ]; do sleep 0.05; i=$((i + 1)); done
+		else
+			echo "kill: refused"
+		fi
+		"$1" read "$2/secret/data"' _ "$AWFS_PROBE" "$SRC" "$T/alias" 2>"$T/entry.err")
 rc=$?
 check "docker: the entrypoint ran the agent" "0" "$rc"
 check "docker: the agent runs as its uid" "uid $AGENT_UID gid $AGENT_UID" "$(printf '%s\n' "$out" | sed -n 1p)"
@@ -35,6 +44,8 @@ check "docker: mask, denial and pass-through as the agent" "ENOENT EROFS OK" \
 check "docker: the alias holds the mask too" "ENOENT OK:type=" "$(printf '%s\n' "$out" | sed -n '9,10p' | tr '\n' ' ' | sed 's/ $//')"
 check "docker: the agent cannot unmount awfs" "umount: refused" "$(printf '%s\n' "$out" | sed -n 11p)"
 check "docker: AWFS_OPTS reaches awfs (xattrs on: ENODATA, not EOPNOTSUPP)" "ENODATA" "$(printf '%s\n' "$out" | sed -n 12p)"
+check "docker: the agent cannot signal awfs (kill -TERM refused), the mask still holds" \
+	"awfs pid found kill: refused ENOENT" "$(printf '%s\n' "$out" | sed -n '13,15p' | tr '\n' ' ' | sed 's/ $//')"
 check "docker: verify ran before the agent" "yes" "$(grep -q 'checks held' "$T/entry.err" && echo yes)"
 check "docker: the write reached the host" "y" "$(cat "$SRC/rw/from-agent")"
 check "docker: the mount went with the namespace" "0" "$(grep -c " $SRC " /proc/self/mountinfo)"
@@ -43,6 +54,53 @@ out=$(AWFS_DIR="$SRC" AWFS_POLICY="$POLICY" AWFS_BIN=/bin/true AWFSCTL_BIN="$AWF
 rc=$?
 check "docker: no awfs mount, no agent (exit 1)" "1 no" "$rc $([ -e "$T/agent-ran" ] && echo yes || echo no)"
 check_match "docker: says why" "awfsctl verify failed; not starting the agent" "$out"
+
+# AWFS_AGENT_USER: only UID:GID, both decimal and non-zero. Each bad value is
+# refused (exit 2) before awfs runs (a stand-in that records it ran) and the
+# agent command (which records its ids) never starts. Before this check,
+# root, 0, -1 and +0 all ran the agent as uid 0: it could kill awfs and read
+# what the mask hides.
+printf '#!/bin/sh\ntouch "%s/fake-awfs-ran"\n' "$T" >"$T/fake-awfs"
+chmod +x "$T/fake-awfs"
+user_try() {
+	rm -f "$T/fake-awfs-ran"
+	out=$(AWFS_DIR="$SRC" AWFS_POLICY="$POLICY" AWFS_AGENT_USER="$1" AWFS_BIN="$T/fake-awfs" AWFSCTL_BIN=/bin/true \
+		unshare --mount --propagation private sh "$CONTRIB/docker/awfs-entrypoint.sh" \
+		sh -c 'echo "agent-ran-as:$(id -u):$(id -g)"' 2>&1)
+	echo "$? awfs:$([ -e "$T/fake-awfs-ran" ] && echo ran || echo no)" \
+		"agent:$(printf '%s\n' "$out" | sed -n 's/^agent-ran-as://p' | grep . || echo no)" \
+		"$(printf '%s' "$out" | grep -q 'AWFS_AGENT_USER must be UID:GID' && echo says-why)"
+}
+for v in -1:-1 4294967295:1000 1000:4294967295 +0:+0 +1000:1000 root:root 0:0 0 1000:0 0:1000 00:1000 \
+	01000:1000 1000 abc:1 1000:1000:1 "" : 1000: :1000 " 1000:1000" 12345678901:1000 "1000:1000
+"; do
+	check "docker: AWFS_AGENT_USER='$v' refused before mounting, agent never ran" \
+		"2 awfs:no agent:no says-why" "$(user_try "$v")"
+done
+check "docker: AWFS_AGENT_USER=1001:1002 runs the agent as 1001:1002" "0 awfs:ran agent:1001:1002 " "$(user_try 1001:1002)"
+check "docker: AWFS_AGENT_USER=4294967294:4294967294 is the largest accepted" \
+	"0 awfs:ran agent:4294967294:4294967294 " "$(user_try 4294967294:4294967294)"
+check "docker: nothing is mounted at the source" "0" "$(grep -c " $SRC " /proc/self/mountinfo)"
+
+# AWFS_OPTS in both wrappers: mount and cache options only. A setting with a
+# variable of its own there would make awfs enforce one thing while the
+# wrapper's verify checks another (policy=lax.conf passed verify before).
+printf 'version = 1;\nallow_write = ( { path = "rw"; reason = "all"; } );\n' >"$T/lax.conf"; chmod 644 "$T/lax.conf"
+printf '#!/bin/sh\ntouch "%s/vfsd-ran"\n' "$T" >"$T/fake-vfsd"; chmod +x "$T/fake-vfsd"
+for v in "policy=$T/lax.conf" "xattr,policy=$T/lax.conf" "source=$T" "runtime=nvx" "log=$T/x.log" \
+	"audit=$T/a.jsonl" "also_at=$T/alias" auto_unmount "xattr,auto_unmount" "--source=$T"; do
+	rm -f "$T/fake-awfs-ran" "$T/vfsd-ran"
+	out=$(AWFS_DIR="$SRC" AWFS_POLICY="$POLICY" AWFS_OPTS="$v" AWFS_BIN="$T/fake-awfs" AWFSCTL_BIN=/bin/true \
+		unshare --mount --propagation private sh "$CONTRIB/docker/awfs-entrypoint.sh" touch "$T/agent-ran" 2>&1); rc=$?
+	check "docker: AWFS_OPTS=$v refused: exit 2, awfs and the agent never ran" "2 no no" \
+		"$rc $([ -e "$T/fake-awfs-ran" ] && echo yes || echo no) $([ -e "$T/agent-ran" ] && echo yes || echo no)"
+	out2=$(AWFS_POLICY="$POLICY" AWFS_OPTS="$v" AWFS_BIN="$T/fake-awfs" AWFSCTL_BIN=/bin/true VIRTIOFSD_BIN="$T/fake-vfsd" \
+		"$CONTRIB/virtiofsd/awfs-virtiofsd" --socket-path="$T/sock" -o source="$SRC" 2>&1); rc=$?
+	check "awfs-virtiofsd: AWFS_OPTS=$v refused: exit 1, awfs and virtiofsd never ran" "1 no no" \
+		"$rc $([ -e "$T/fake-awfs-ran" ] && echo yes || echo no) $([ -e "$T/vfsd-ran" ] && echo yes || echo no)"
+done
+check_match "docker: says which and what to use" 'AWFS_OPTS may not set "--source": use AWFS_POLICY' "$out"
+check_match "awfs-virtiofsd: says which and what to use" 'AWFS_OPTS may not set "--source": set AWFS_POLICY' "$out2"
 
 # ---- awfs-virtiofsd fails closed: a boundary that does not hold never gets virtiofsd
 printf '#!/bin/sh\ntouch "%s/virtiofsd-ran"\n' "$T" >"$T/fake-virtiofsd"; chmod +x "$T/fake-virtiofsd"
@@ -76,9 +134,38 @@ check "awfs-virtiofsd: no shared directory: exit 1" "1" "$?"
 unit="$CONTRIB/systemd/awfs@.service"
 line() { sed -n "s/^$1=//p" "$unit" | sed "s|%f|$SRC|g; s|/usr/bin/awfsctl|$AWFSCTL|; s|/usr/bin/awfs |$AWFS |; s|/etc/awfs/policy.conf|$POLICY|"; }
 check "systemd: Type=forking (awfs returns once mounted)" "forking" "$(sed -n 's/^Type=//p' "$unit")"
-eval "$(line ExecStart) --log '$LOG'"
+# hardening, none of which may give the service a mount namespace of its own
+# (the host would never see the mount)
+for want in NoNewPrivileges=yes SystemCallArchitectures=native RestrictSUIDSGID=yes LockPersonality=yes \
+	MemoryDenyWriteExecute=yes RestrictRealtime=yes ProtectHostname=yes ProtectClock=yes \
+	'DeviceAllow=/dev/fuse rw' RestrictNamespaces=mnt SystemCallErrorNumber=EPERM \
+	'CapabilityBoundingSet=CAP_SYS_ADMIN CAP_DAC_OVERRIDE CAP_DAC_READ_SEARCH CAP_FOWNER CAP_CHOWN CAP_FSETID CAP_SETUID CAP_SETGID CAP_MKNOD CAP_SETPCAP CAP_SYS_RESOURCE'; do
+	check "systemd: hardening: $want" "1" "$(grep -cxF "$want" "$unit")"
+done
+check_match "systemd: hardening: SystemCallFilter= keeps @system-service, @mount and what awfs calls" \
+	"^SystemCallFilter=@system-service @mount( [a-z0-9_]+)*$" "$(grep '^SystemCallFilter=' "$unit")"
+for w in capset setfsuid setfsgid setgroups unshare umount2 mount splice; do
+	check "systemd: hardening: SystemCallFilter= names $w" "yes" \
+		"$(grep '^SystemCallFilter=' "$unit" | tr ' =' '\n\n' | grep -qx "$w" && echo yes)"
+done
+check "systemd: no directive that gives the service a private mount namespace" "" \
+	"$(grep -E '^[[:space:]]*(PrivateTmp|PrivateDevices|PrivateMounts|PrivateNetwork|PrivateIPC|PrivateUsers|ProtectSystem|ProtectHome|ProtectProc|ProcSubset|ProtectKernelTunables|ProtectKernelModules|ProtectKernelLogs|ProtectControlGroups|ReadOnlyPaths|ReadWritePaths|InaccessiblePaths|ExecPaths|NoExecPaths|BindPaths|BindReadOnlyPaths|TemporaryFileSystem|RootDirectory|RootImage|MountImages|ExtensionImages|ExtensionDirectories|MountFlags|LogNamespace|NetworkNamespacePath|IPCNamespacePath|DynamicUser|JoinsNamespaceOf)[[:space:]]*=' "$unit")"
+if command -v systemd-analyze >/dev/null; then
+	# the unit with the programs under test (systemd-analyze wants them executable)
+	mkdir -p "$T/unit"
+	sed "s|/usr/bin/awfsctl|$AWFSCTL|; s|/usr/bin/awfs |$AWFS |" "$unit" >"$T/unit/awfs@.service"
+	out=$(cd "$T/unit" && systemd-analyze verify --man=no "$T/unit/awfs@.service" 2>&1)
+	check "systemd: systemd-analyze verify accepts the unit, with no warning" "0 " "$? $out"
+else
+	echo "ok - # SKIP systemd-analyze verify: no systemd-analyze"
+fi
+# ExecStart and ExecStartPost as the unit runs them: within its capability
+# bounding set, with no_new_privs (the system call filter is not applied here)
+caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit" | tr 'A-Z' 'a-z' | sed 's/cap_/+/g; s/ /,/g')
+sandbox="setpriv --bounding-set=-all,$caps --inh-caps=-all --no-new-privs"
+eval "$sandbox $(line ExecStart) --log '$LOG'"
 check "systemd: ExecStart mounts" "yes" "$(is_mounted "$SRC" && echo yes)"
-eval "$(line ExecStartPost)" >/dev/null
+eval "$sandbox $(line ExecStartPost)" >/dev/null
 check "systemd: ExecStartPost (verify) passes" "0" "$?"
 expect "systemd: the mask holds" "ENOENT" read "$SRC/secret/data"
 pid=$(pgrep -f "^$AWFS $SRC --policy" | head -1)

@@ -244,6 +244,72 @@ static void test_parse_appends_errors(void **state)
 	msgs_clear(&errs);
 }
 
+/*
+ * Quoting, exactly as awfsctl(1) SYNTAX states it (each row is one of its
+ * examples or claims): outside parentheses a quote only wraps; inside them a
+ * quote is an ordinary character, the argument ends at the ")" that balances
+ * the "(", and one pair around the whole argument is removed.
+ */
+static const struct parse_row doc_quote_rows[] = {
+	/* "\"Write(/tmp/gh-aw/agent/x.md)\", \"Read\"" is two entries */
+	{ "\"Write(/tmp/gh-aw/agent/x.md)\", \"Read\"", "+Write</tmp/gh-aw/agent/x.md> | Read" },
+	/* Write("/tmp/x") is the argument /tmp/x */
+	{ "Write(\"/tmp/x\")", "+Write</tmp/x>" },
+	/* '"Write(/a)","Read"' is two entries: two levels unwrapped */
+	{ "'\"Write(/a)\",\"Read\"'", "+Write</a> | Read" },
+	/* Bash(echo it's) is fine, its argument is echo it's */
+	{ "Bash(echo it's)", "Bash<echo it's>" },
+	/* Write("/tmp/x) is the argument "/tmp/x, with its quote */
+	{ "Write(\"/tmp/x)", "+Write<\"/tmp/x>" },
+	/* quotes are kept unless one pair wraps the whole argument */
+	{ "Write('/a'b)", "+Write<'/a'b>" },
+	/* a quoted comma inside parentheses is text as any comma there is */
+	{ "Bash(echo \"a,b\"),Read", "Bash<echo \"a,b\"> | Read" },
+};
+
+static const struct bad_row doc_quote_bad[] = {
+	/* Bash(echo ")") is an error: the argument closes at the quoted ")" */
+	{ "Bash(echo \")\")",
+	  "column 13: text after the closing parenthesis: \"\\\")\". " AFTER },
+	/* a quoted "(" inside the argument still counts: never closed */
+	{ "Bash(echo \"(\")", "column 5: " NEVER_CLOSED },
+	/* a quote anywhere else in a tool name is an error */
+	{ "Read\"a,b\"", "column 5: invalid character \"\\\"\" in tool name \"Read\\\"a,b\\\"\". " BAD_TOOL },
+};
+
+static void test_parse_quotes_as_documented(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < AWFS_ARRAY_LEN(doc_quote_rows); i++) {
+		struct awfs_msgs errs = { 0 };
+		struct awfs_grants g;
+		char *got;
+
+		if (grants_parse(doc_quote_rows[i].in, &g, &errs) != 0)
+			fail_msg("row %zu (%s): refused: %s", i, doc_quote_rows[i].in,
+				 errs.n ? errs.v[0] : "(no message)");
+		got = render(&g);
+		if (strcmp(got, doc_quote_rows[i].want) != 0)
+			fail_msg("row %zu: got\n  %s\nexpected\n  %s", i, got, doc_quote_rows[i].want);
+		free(got);
+		grants_free(&g);
+	}
+	for (size_t i = 0; i < AWFS_ARRAY_LEN(doc_quote_bad); i++) {
+		struct awfs_msgs errs = { 0 };
+		struct awfs_grants g;
+		char *got = util_xstrdup("");
+
+		assert_int_equal(grants_parse(doc_quote_bad[i].in, &g, &errs), -1);
+		for (size_t k = 0; k < errs.n; k++)
+			got = append(got, "\n", errs.v[k]);
+		if (strcmp(got, doc_quote_bad[i].errs) != 0)
+			fail_msg("row %zu (%s): got\n%s\nexpected\n%s", i, doc_quote_bad[i].in, got,
+				 doc_quote_bad[i].errs);
+		free(got);
+		msgs_clear(&errs);
+	}
+}
+
 /* ------------------------------------------------------------ coverage */
 
 struct fixture {
@@ -709,6 +775,7 @@ int main(void)
 		cmocka_unit_test(test_parse_entry_text),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_parse_appends_errors),
+		cmocka_unit_test(test_parse_quotes_as_documented),
 		cmocka_unit_test(test_shipped),
 		cmocka_unit_test(test_small),
 		cmocka_unit_test(test_roots),
