@@ -120,10 +120,17 @@ agent() { say "$*   # as uid $AGENT"; as_agent sh -c "$*" 2>&1 || true; }
 echo "demo: mounting awfs over $DIR with the default policy (log lines start with 'awfs:')"
 "$AWFS_EXE" "$DIR" --policy "$POLICY" -f &
 PID=$!
-for _ in $(seq 100); do
-	grep -q " $DIR .* fuse.awfs " /proc/self/mountinfo && break
+mounted=no
+for _ in $(seq 600); do
+	grep -q " $DIR .* fuse.awfs " /proc/self/mountinfo && { mounted=yes; break; }
+	kill -0 "$PID" 2>/dev/null || break
 	sleep 0.05
 done
+if [ "$mounted" != yes ]; then
+	# never show the raw directory as if awfs served it
+	echo "demo: awfs did not mount over $DIR; stopping" >&2
+	exit 1
+fi
 sleep 0.2
 
 agent "ls -l $DIR"
@@ -142,8 +149,8 @@ if [ -t 0 ]; then
 	printf '\nawfs is mounted at %s. Try it (as uid %s: setpriv --reuid=%s --regid=%s --clear-groups bash).\nPress Enter to unmount. ' "$DIR" "$AGENT" "$AGENT" "$AGENT"
 	read -r _
 fi
-kill -TERM "$PID"
-wait "$PID"
+kill -TERM "$PID" 2>/dev/null || true
+wait "$PID" || true
 PID=""
 if [ -n "$BASE" ]; then
 	echo "demo: unmounted; removing $BASE"

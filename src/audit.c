@@ -97,7 +97,7 @@ void audit_mount(const struct awfs_policy *p, const char *mnt, const char *src,
 	json_key(&j, "unclassified");
 	json_arr_begin(&j);
 	for (size_t i = 0; i < nuncl; i++)
-		json_str(&j, uncl[i]);
+		json_name(&j, uncl[i]);
 	json_arr_end(&j);
 	finish(&j);
 }
@@ -115,7 +115,7 @@ size_t audit_deny(const struct awfs_denial *d)
 	json_key(&j, "pid");
 	json_int(&j, d->pid);
 	json_key(&j, "comm");
-	json_str(&j, d->comm);
+	json_name(&j, d->comm);
 	json_key(&j, "uid");
 	json_uint(&j, d->uid);
 	json_key(&j, "gid");
@@ -138,9 +138,9 @@ size_t audit_deny(const struct awfs_denial *d)
 	json_key(&j, "suppressed");
 	json_uint(&j, d->suppressed);
 	json_key(&j, "path");
-	json_str(&j, d->path);
+	json_name(&j, d->path);
 	json_key(&j, "other");
-	json_str(&j, d->other);
+	json_name(&j, d->other);
 	json_key(&j, "why");
 	json_str(&j, d->why);
 	return finish(&j);
@@ -156,18 +156,21 @@ void audit_unclassified(const char *mnt, const char *name)
 	path = util_xasprintf("%s/%s", mnt, name);
 	begin(&j, "unclassified");
 	json_key(&j, "name");
-	json_str(&j, name);
+	json_name(&j, name);
 	json_key(&j, "path");
-	json_str(&j, path);
+	json_name(&j, path);
 	finish(&j);
 	free(path);
 }
 
-static void counts_json(struct awfs_json *j, const struct awfs_counts *c)
+static void counts_json(struct awfs_json *j, const struct awfs_counts *c, bool names)
 {
 	json_obj_begin(j);
 	for (size_t i = 0; i < c->n; i++) {
-		json_key(j, c->v[i].key);
+		if (names)
+			json_key_name(j, c->v[i].key);
+		else
+			json_key(j, c->v[i].key);
 		json_uint(j, c->v[i].n);
 	}
 	json_obj_end(j);
@@ -188,9 +191,9 @@ void audit_unmount(const char *mnt, uint64_t denials, uint64_t suppressed,
 	json_key(&j, "suppressed");
 	json_uint(&j, suppressed);
 	json_key(&j, "by_op");
-	counts_json(&j, by_op);
+	counts_json(&j, by_op, false);
 	json_key(&j, "by_path");
-	counts_json(&j, by_path);
+	counts_json(&j, by_path, true);
 	finish(&j);
 }
 

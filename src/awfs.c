@@ -697,6 +697,10 @@ int main(int argc, char *argv[])
 		EXIT(2);
 	if (o.xattr < 0)
 		o.xattr = 0;
+	if (o.no_info_dir && o.info_dir) {
+		fprintf(stderr, "awfs: both --info-dir %s and --no-info-dir given: say one\n", o.info_dir);
+		EXIT(2);
+	}
 	if (o.show_help) {
 		usage(stdout);
 		EXIT(0);
@@ -927,6 +931,21 @@ int main(int argc, char *argv[])
 	/* 5. the aliases, before the caller is told the mount is ready */
 	if (bind_aliases(mnt, o.also_at, o.nalso) < 0)
 		goto out_unmount;
+	/*
+	 * 6. serve with only what serving needs (privs.h): before the caller is
+	 * told the mount is ready (a failure is then a failed mount, not a
+	 * mount that goes away), and before any thread starts; what is dropped
+	 * stays dropped across the fork that puts awfs in the background.
+	 */
+	{
+		char why[256];
+
+		if (privs_drop(why, sizeof(why)) < 0) {
+			fprintf(stderr, "awfs: %s: awfs would serve with more power than it needs; not mounting\n",
+				why);
+			goto out_aliases;
+		}
+	}
 	log_boundary(policy, classifier, root_fd, mnt, src, oc.info_dir);
 	{
 		char why[256];
@@ -943,16 +962,6 @@ int main(int argc, char *argv[])
 	if (err) {
 		log_msg(AWFS_LOG_ERR, "cannot open /proc/self/fd: %s; unmounting", strerror(err));
 		goto out_aliases;
-	}
-	/* 6. serve with only what serving needs (privs.h), before any thread starts */
-	{
-		char why[256];
-
-		if (privs_drop(why, sizeof(why)) < 0) {
-			log_msg(AWFS_LOG_ERR, "%s: awfs would serve with more power than it needs; unmounting",
-				why);
-			goto out_aliases;
-		}
 	}
 
 	ret = loop_run(se, (unsigned)spin_us, 8, files_high()) < 0;

@@ -350,8 +350,11 @@ static int settle_new(int fd, uid_t uid, gid_t gid, mode_t mode)
 /*
  * The directory mkdirat() just made as @name, opened. mkdirat gives no fd,
  * so the name is opened and what it holds checked: still ours (our uid,
- * mode 0700 as made, empty), or a writer of the parent replaced it in
- * between, and the target is refused rather than given the root's owner.
+ * permission bits 0700 as made; a set-group-ID parent adds S_ISGID, and
+ * some file systems count no links for directories, so neither is looked
+ * at), or a writer of the parent replaced it in between with its own, and
+ * the target is refused rather than given the root's owner. Only awfs's
+ * user can make a directory owned by awfs's user.
  */
 static int open_made_dir(int dirfd, const char *name, int *fd)
 {
@@ -360,8 +363,7 @@ static int open_made_dir(int dirfd, const char *name, int *fd)
 	*fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (*fd < 0)
 		return errno;
-	if (fstat(*fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 07777) != 0700 ||
-	    st.st_nlink != 2) {
+	if (fstat(*fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 0777) != 0700) {
 		close(*fd);
 		*fd = -1;
 		return EAGAIN;	/* replaced while it was made */

@@ -79,7 +79,8 @@ void json_obj_end(struct awfs_json *j) { close_scope(j, '}'); }
 void json_arr_begin(struct awfs_json *j) { open_scope(j, '['); }
 void json_arr_end(struct awfs_json *j) { close_scope(j, ']'); }
 
-void json_escape_into(struct awfs_json *j, const char *s, size_t len)
+/* @name: a backslash doubled in the decoded text too (json.h) */
+static void escape_into(struct awfs_json *j, const char *s, size_t len, bool name)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	char tmp[16];
@@ -93,8 +94,8 @@ void json_escape_into(struct awfs_json *j, const char *s, size_t len)
 			put(j, "\\\"", 2);
 			i++;
 		} else if (u[i] == '\\') {
-			/* doubled in the decoded text too: "\\x41" is never the byte 0x41 */
-			put(j, "\\\\\\\\", 4);
+			/* a name's is doubled in the decoded text too: "\\x41" is never the byte 0x41 */
+			put(j, "\\\\\\\\", name ? 4 : 2);
 			i++;
 		} else if (u[i] < 0x20 || u[i] == 0x7f) {
 			int n = snprintf(tmp, sizeof(tmp), "\\u%04x", u[i]);
@@ -107,7 +108,11 @@ void json_escape_into(struct awfs_json *j, const char *s, size_t len)
 		} else if ((ul = util_utf8_len(u + i, len - i, &cp)) > 0) {
 			if (util_cp_is_tricky(cp)) {
 				/* U+2028 ends a line for JavaScript, U+202E turns text round */
-				int n = snprintf(tmp, sizeof(tmp), "\\u%04x", cp);
+				/* beyond the BMP (tag characters): a UTF-16 surrogate pair, as JSON has it */
+				int n = cp > 0xffff ?
+					snprintf(tmp, sizeof(tmp), "\\u%04x\\u%04x", 0xd800 + ((cp - 0x10000) >> 10),
+						 0xdc00 + ((cp - 0x10000) & 0x3ff)) :
+					snprintf(tmp, sizeof(tmp), "\\u%04x", cp);
 
 				put(j, tmp, (size_t)n);
 			} else {
@@ -125,6 +130,11 @@ void json_escape_into(struct awfs_json *j, const char *s, size_t len)
 	put(j, "\"", 1);
 }
 
+void json_escape_into(struct awfs_json *j, const char *s, size_t len)
+{
+	escape_into(j, s, len, false);
+}
+
 void json_key(struct awfs_json *j, const char *key)
 {
 	value_start(j);
@@ -137,6 +147,24 @@ void json_strn(struct awfs_json *j, const char *s, size_t len)
 {
 	value_start(j);
 	json_escape_into(j, s, len);
+}
+
+void json_key_name(struct awfs_json *j, const char *key)
+{
+	value_start(j);
+	escape_into(j, key, strlen(key), true);
+	put(j, ":", 1);
+	j->after_key = true;
+}
+
+void json_name(struct awfs_json *j, const char *s)
+{
+	if (!s) {
+		json_null(j);
+		return;
+	}
+	value_start(j);
+	escape_into(j, s, strlen(s), true);
 }
 
 void json_str(struct awfs_json *j, const char *s)

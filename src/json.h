@@ -2,16 +2,17 @@
 /*
  * json.h - a small JSON writer for audit records and awfsctl --json.
  *
- * Invariants: the output is always valid JSON whatever bytes a string holds,
- * and one string's bytes can be recovered from its decoded text alone (the
- * encoding is injective): a decoded string holds each valid, printable
- * UTF-8 character as itself, each backslash doubled ("\\\\"), and each byte
- * that is not part of valid UTF-8 as the four characters \xNN - so the
- * name made of the four characters \xff decodes to \\xff and the raw byte
- * 0xff to \xff. Controls and the code points that break or reorder text
- * (U+0085, U+2028, U+2029, U+202E: util_cp_is_tricky()) are \u escapes,
- * which decode to themselves. Keys come out in the order written, so callers
- * keep a stable key order.
+ * Invariants: the output is always valid JSON whatever bytes a string holds:
+ * each valid, printable UTF-8 character is itself, each byte that is not
+ * part of valid UTF-8 the visible text \xNN, controls and the code points
+ * that break or reorder text (U+0085, U+2028, U+2029, U+202E:
+ * util_cp_is_tricky()) \u escapes, which decode to themselves. A name (a
+ * path, a process name: what an agent chooses; json_name(),
+ * json_key_name()) is encoded injectively, its bytes recoverable from the
+ * decoded string alone: a backslash of the name is doubled there too, so
+ * the name made of the four characters \xff decodes to \\xff and the byte
+ * 0xff to \xff. Text (the policy's, awfs's own) keeps one backslash.
+ * Keys come out in the order written, so callers keep a stable key order.
  */
 #ifndef AWFS_JSON_H
 #define AWFS_JSON_H
@@ -48,6 +49,10 @@ void json_key(struct awfs_json *j, const char *key);
 void json_strn(struct awfs_json *j, const char *s, size_t len);
 /* A string value from a C string; NULL writes null. */
 void json_str(struct awfs_json *j, const char *s);
+/* A name's string value, injectively (see the head); NULL writes null. */
+void json_name(struct awfs_json *j, const char *s);
+/* A key that is a name (a path component), injectively. */
+void json_key_name(struct awfs_json *j, const char *key);
 void json_int(struct awfs_json *j, int64_t v);
 void json_uint(struct awfs_json *j, uint64_t v);
 void json_bool(struct awfs_json *j, bool v);

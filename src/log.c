@@ -106,7 +106,7 @@ static size_t escape_piece(const unsigned char *s, size_t len, size_t *i, char *
 		(*i)++;
 	} else if (s[*i] >= 0x80 && (ul = util_utf8_len(s + *i, len - *i, &cp)) > 0) {
 		if (util_cp_is_tricky(cp)) {
-			tl = (size_t)snprintf(tmp, 16, "\\u%04x", cp);
+			tl = (size_t)snprintf(tmp, 16, cp > 0xffff ? "\\U%08x" : "\\u%04x", cp);
 		} else {
 			memcpy(tmp, s + *i, ul);
 			tl = ul;

@@ -51,8 +51,10 @@ static int capset_sets(uint64_t permitted, uint64_t effective)
 
 /*
  * System calls a file server has no use for once mounted: making or moving
- * mounts, entering or making namespaces, loading code into the kernel,
- * keys, clocks, swap, reboot. Each is refused with EPERM. (umount2 stays:
+ * mounts, entering or making namespaces (and clone(2) with a namespace
+ * flag; clone3, whose flags a filter cannot read, answers ENOSYS and glibc
+ * falls back to clone), loading code into the kernel, keys, clocks, swap,
+ * reboot. Each is refused with EPERM. (umount2 stays:
  * the clean unmount at the end; ptrace stays: LeakSanitizer in the test
  * builds stops the process with it, and without CAP_SYS_PTRACE it reaches
  * only processes with no more capabilities than awfs.)
@@ -80,31 +82,72 @@ static const long refused[] = {
 #endif
 };
 
+/* A filter under construction: jumps name their targets, resolved at the end. */
+enum { L_EPERM = -1, L_ENOSYS = -2, L_CLONE = -3 };
+
+struct prog {
+	struct sock_filter f[128];
+	int target[128];	/* a label for a jump's true branch, or 0 */
+	unsigned n;
+};
+
+static void emit(struct prog *p, struct sock_filter ins, int target)
+{
+	p->target[p->n] = target;
+	p->f[p->n++] = ins;
+}
+
+static void resolve(struct prog *p, int label, unsigned at)
+{
+	for (unsigned i = 0; i < p->n; i++)
+		if (p->target[i] == label)
+			p->f[i].jt = (unsigned char)(at - i - 1);
+}
+
 static int install_filter(char *why, size_t len)
 {
 #ifdef AWFS_AUDIT_ARCH
-	enum { N = sizeof(refused) / sizeof(refused[0]) };
-	struct sock_filter f[N + 8];
-	struct sock_fprog prog = { 0 };
-	unsigned n = 0;
+	/* the namespaces clone(2) could make; clone3's flags are out of reach: ENOSYS, glibc falls back */
+	const uint32_t ns = 0x00020000 /* NEWNS */ | 0x02000000 /* NEWCGROUP */ | 0x04000000 /* NEWUTS */ |
+			    0x08000000 /* NEWIPC */ | 0x10000000 /* NEWUSER */ | 0x20000000 /* NEWPID */ |
+			    0x40000000 /* NEWNET */;
+	struct prog p = { .n = 0 };
+	struct sock_fprog prog;
+	unsigned at;
 
 	/* another ABI (x32, i386) would number the calls differently: refused */
-	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
-	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AWFS_AUDIT_ARCH, 1, 0);
-	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
-	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+	emit(&p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)), 0);
+	emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AWFS_AUDIT_ARCH, 1, 0), 0);
+	emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM), 0);
+	emit(&p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)), 0);
 #if defined(__x86_64__)
-	/* x32 numbers on the x86_64 ABI */
-	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, (unsigned char)(N + 1), 0);
+	emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 0), L_EPERM);
 #endif
-	for (unsigned i = 0; i < N; i++)
-		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)refused[i],
-						      (unsigned char)(N - i), 0);
-	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
-	prog.len = (unsigned short)n;
-	prog.filter = f;
+#ifdef SYS_clone3
+	emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 0), L_ENOSYS);
+#endif
+	emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 0), L_CLONE);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)refused[i], 0, 0), L_EPERM);
+	emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW), 0);
+	/* clone: its flags (the low half of the first argument) */
+	resolve(&p, L_CLONE, p.n);
+	emit(&p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])), 0);
+	emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, ns, 0, 0), L_EPERM);
+	emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW), 0);
+	resolve(&p, L_ENOSYS, p.n);
+	emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS), 0);
+	at = p.n;
+	resolve(&p, L_EPERM, at);
+	emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM), 0);
+	prog.len = (unsigned short)p.n;
+	prog.filter = p.f;
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0) {
+		if (errno == EINVAL) {
+			/* a kernel built without seccomp filters: the capabilities still hold */
+			fprintf(stderr, "awfs: warning: this kernel has no seccomp filters; serving without a syscall filter\n");
+			return 0;
+		}
 		snprintf(why, len, "cannot install the syscall filter: %s", strerror(errno));
 		return -1;
 	}
@@ -117,7 +160,13 @@ static int install_filter(char *why, size_t len)
 
 int privs_drop(char *why, size_t len)
 {
-	if (geteuid() == 0) {
+	/*
+	 * Not root: no capability to drop, and no-new-privileges would stop
+	 * libfuse's unmount through the set-user-ID fusermount3 at the end.
+	 */
+	if (geteuid() != 0)
+		return 0;
+	{
 		uint64_t keep;
 		int last = 0;
 

@@ -262,6 +262,8 @@ int util_open_append(const char *path, char *why, size_t len)
 
 bool util_cp_is_tricky(unsigned c)
 {
-	return (c >= 0x80 && c <= 0x9f) || (c >= 0x200b && c <= 0x200f) ||
-	       (c >= 0x2028 && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || c == 0xfeff;
+	return (c >= 0x80 && c <= 0x9f) || c == 0xad || c == 0x61c || c == 0x180e ||
+	       (c >= 0x200b && c <= 0x200f) || (c >= 0x2028 && c <= 0x202e) ||
+	       (c >= 0x2060 && c <= 0x2064) || (c >= 0x2066 && c <= 0x2069) || c == 0xfeff ||
+	       (c >= 0xfff9 && c <= 0xfffb) || (c >= 0xe0000 && c <= 0xe007f);
 }

@@ -59,9 +59,11 @@ void msgs_clear(struct awfs_msgs *m);
 size_t util_utf8_len(const unsigned char *s, size_t n, unsigned *cp);
 /*
  * Code points that reorder, hide or break text (C1 controls such as U+0085,
- * zero-width marks, the line and paragraph separators U+2028 and U+2029,
- * bidi embeddings and overrides such as U+202E and isolates, the BOM):
- * the log and the audit show them escaped.
+ * the soft hyphen, the Arabic letter mark U+061C, zero-width marks and
+ * joiners, the line and paragraph separators U+2028 and U+2029, bidi
+ * embeddings, overrides (U+202E) and isolates, invisible operators, the
+ * BOM, interlinear annotation marks, tag characters U+E0000-E007F): the
+ * log and the audit show them escaped.
  */
 bool util_cp_is_tricky(unsigned cp);
 /*

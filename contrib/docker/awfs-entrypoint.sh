@@ -60,6 +60,13 @@ if ! id_ok "$uid" || ! id_ok "$gid"; then bad_user; fi
 # passes itself, and that awfsctl verify must agree with, has its own
 # variable (awfs refuses auto_unmount, and any setting said twice, anyway)
 opts=${AWFS_OPTS:-}
+case $opts in
+*\\* | *"
+"*)
+	# awfs's option parser unescapes "\x" after splitting: "sour\ce=" would slip by
+	echo "awfs-entrypoint: AWFS_OPTS may not hold a backslash or a newline" >&2
+	exit 2 ;;
+esac
 while [ -n "$opts" ]; do
 	o=${opts%%,*}
 	case ${o%%=*} in

@@ -60,6 +60,8 @@ check_match "  ... a file others may write: says why" "cannot open log .$T/open.
 ln -s "$T/mine.log" "$T/link.log"
 run "$MNT" --policy "$POLICY" --log "$T/link.log"
 check "--log through a symlink: exit 1, nothing created" "1 no" "$rc $([ -e "$T/mine.log" ] && echo yes || echo no)"
+run "$MNT" --policy "$POLICY" --info-dir .x --no-info-dir
+check "--info-dir with --no-info-dir: exit 2" "2" "$rc"
 
 printf 'version = 1;\nmask = ( { path = "../etc"; reason = "x"; } );\nallow_write = ( { path = "rw"; } );\nbogus = 3;\n' >"$T/bad.conf"
 chmod 644 "$T/bad.conf"
@@ -220,6 +222,14 @@ allow_write = ( { path = "shared/made/sub"; reason = "created at mount"; create 
 	check_match "  ... says what happened" "the directory awfs made was replaced before it could be given its owner and mode" "$out"
 	check "  ... the writer's directory is left as it was" "$AGENT_UID:$AGENT_UID 700" "$(stat -c '%u:%g %a' "$SRC/shared/made")"
 	check "  ... nothing made inside it" "0" "$(ls -A "$SRC/shared/made" | wc -l)"
+	# no race: a set-group-ID parent makes the new directory 02700, still awfs's own
+	mkdir -p "$SRC/sgid" && chmod 2755 "$SRC/sgid"
+	write_policy 'version = 1;
+allow_write = ( { path = "sgid/made"; reason = "created at mount"; create = true; } );'
+	mount_awfs
+	unmount_awfs
+	check "create = true under a set-group-ID parent mounts and makes the directory" "directory" \
+		"$(stat -c %F "$SRC/sgid/made")"
 else
 	check "race-shim.so is built (make check builds it; AWFS_RACE_SHIM names it)" "yes" "no"
 fi

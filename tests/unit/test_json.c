@@ -36,8 +36,7 @@ static void test_escape_table(void **state)
 		const char *out;
 	} rows[] = {
 		ESC("plain", "\"plain\""),
-		ESC("a\"b\\c", "\"a\\\"b\\\\\\\\c\""),			/* \ decodes to \\ */
-		ESC("\\xff", "\"\\\\\\\\xff\""),					/* the text \xff: \\xff */
+		ESC("a\"b\\c", "\"a\\\"b\\\\c\""),
 		ESC("line\nbreak\ttab\r", "\"line\\u000abreak\\u0009tab\\u000d\""),
 		ESC("\x01\x1f\x7f", "\"\\u0001\\u001f\\u007f\""),
 		ESC("nul\0byte", "\"nul\\u0000byte\""),
@@ -58,6 +57,34 @@ static void test_escape_table(void **state)
 		assert_string_equal(got, rows[i].out);
 		free(got);
 	}
+}
+
+/* A name's encoding is injective: the byte 0xff and the text \xff differ once decoded. */
+static void test_names(void **state)
+{
+	struct awfs_json j;
+	char *s;
+
+	(void)state;
+	json_init(&j);
+	json_arr_begin(&j);
+	json_name(&j, "y\xff");
+	json_name(&j, "y\\xff");
+	json_name(&j, "a\\b\"c");
+	json_name(&j, "t\xf3\xa0\x81\x81g");	/* U+E0041, a tag character */
+	json_str(&j, "r\\*");			/* text keeps one backslash */
+	json_arr_end(&j);
+	s = json_take(&j, NULL);
+	assert_string_equal(s, "[\"y\\\\xff\",\"y\\\\\\\\xff\",\"a\\\\\\\\b\\\"c\",\"t\\udb40\\udc41g\",\"r\\\\*\"]");
+	free(s);
+	json_init(&j);
+	json_obj_begin(&j);
+	json_key_name(&j, "k\\");
+	json_int(&j, 1);
+	json_obj_end(&j);
+	s = json_take(&j, NULL);
+	assert_string_equal(s, "{\"k\\\\\\\\\":1}");
+	free(s);
 }
 
 static void test_writer(void **state)
@@ -125,6 +152,7 @@ int main(void)
 {
 	static const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_escape_table),
+		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_writer),
 		cmocka_unit_test(test_denial_ring),
 	};

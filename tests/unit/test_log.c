@@ -55,6 +55,8 @@ static const struct esc escapes[] = {
 	ESC("evil\xe2\x80\xaetxt.exe", "evil\\u202etxt.exe"),
 	ESC("\xe2\x81\xa6", "\\u2066"),
 	ESC("\xe2\x80\x8b", "\\u200b"),
+	ESC("\xd8\x9c|\xc2\xad|\xe2\x81\xa0", "\\u061c|\\u00ad|\\u2060"),	/* ALM, soft hyphen, word joiner */
+	ESC("\xf3\xa0\x81\x81", "\\U000e0041"),				/* a tag character */
 	ESC("\xe2\x80\xa8", "\\u2028"),
 	ESC("\xef\xbb\xbf", "\\ufeff"),
 	ESC("\xc2\xa0", "\xc2\xa0"),					/* U+00A0 is printable */
