@@ -931,6 +931,30 @@ static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	fuse_reply_data(req, &buf, 0);
 }
 
+/*
+ * An O_DIRECT handle: the host wants the memory it writes from aligned, and
+ * the data sits in libfuse's buffer just past the request header. Copy it
+ * to a page-aligned buffer first, so the write behaves as on the host (an
+ * offset or length the host file system cannot take directly still fails
+ * with its EINVAL, as it would there).
+ */
+static ssize_t write_direct(int fd, struct fuse_bufvec *in_buf, off_t off)
+{
+	size_t len = fuse_buf_size(in_buf);
+	struct fuse_bufvec mem = FUSE_BUFVEC_INIT(len);
+	void *p;
+	ssize_t n;
+
+	if (posix_memalign(&p, 4096, len ? len : 1) != 0)
+		return -ENOMEM;
+	mem.buf[0].mem = p;
+	n = fuse_buf_copy(&mem, in_buf, 0);
+	if (n >= 0 && (n = pwrite(fd, p, (size_t)n, off)) < 0)
+		n = -errno;
+	free(p);
+	return n;
+}
+
 static void ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t off,
 			 struct fuse_file_info *fi)
 {
@@ -950,7 +974,7 @@ static void ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_
 	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	out.buf[0].fd = (int)fi->fh;
 	out.buf[0].pos = off;
-	n = fuse_buf_copy(&out, in_buf, 0);
+	n = (fi->flags & O_DIRECT) ? write_direct((int)fi->fh, in_buf, off) : fuse_buf_copy(&out, in_buf, 0);
 	if (n > 0)
 		drop_setid(req, in, (int)fi->fh);
 	if (n < 0)

@@ -125,6 +125,18 @@ check "two listings at once, the directory changed between" "OK:A=1002 twice=0 m
 	"$(aprobe readdir-two "$W/many")"
 check "  ... and a listing after them: 1000 names, the one made among them" "1000 1" \
 	"$(aprobe readdir "$W/many" | tr ',' '\n' | awk '/zz-made/ { m++ } END { print NR, m }')"
+# O_DIRECT: as on the host (aligned writes and reads pass; what the host's
+# file system cannot take directly fails there too)
+odirect() {	# odirect DIR: "aligned-write aligned-read unaligned-write" outcomes
+	local a r u
+	as_agent dd if=/dev/zero of="$1/direct-$2" bs=4096 count=8 oflag=direct status=none 2>/dev/null && a=ok || a=fail
+	as_agent dd if="$1/direct-$2" of=/dev/null bs=4096 iflag=direct status=none 2>/dev/null && r=ok || r=fail
+	as_agent dd if=/dev/zero of="$1/odd-$2" bs=100 count=1 oflag=direct status=none 2>/dev/null && u=ok || u=fail
+	echo "$a $r $u"
+}
+native=$(odirect "$H" native)
+check "O_DIRECT writes and reads behave as on the host ($native natively)" "$native" "$(odirect "$W" awfs)"
+check "  ... and the data is there" "32768" "$(stat -c %s "$H/direct-awfs" 2>/dev/null)"
 check "no denial was logged for allowed work" "0" "$(grep -c 'denied .* /.*/rw/\(new\|file\|d\|fifo\|sym\)' "$LOG")"
 unmount_awfs
 # writable paths are the agent's while mounted (kept an hour); cache=strict
