@@ -145,7 +145,10 @@ static void path_key(const char *raw, char *out, size_t size)
 		rel = raw + ml;
 	while (*rel == '/')
 		rel++;
-	snprintf(out, size, "%.*s", (int)strcspn(rel, "/"), *rel ? rel : ".");
+	if (!*rel)
+		snprintf(out, size, ".");	/* the mount root itself */
+	else
+		snprintf(out, size, "%.*s", (int)strcspn(rel, "/"), rel);
 }
 
 /* Why a state is what it is, in words, escaped. */
@@ -343,12 +346,13 @@ int verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 	log_escape(comm, strlen(comm), ecomm, sizeof(ecomm));
 	decider(r, who, sizeof(who));
 	explain_refusal(r, why, sizeof(why));
-	line = util_xasprintf("denied %s for pid %d (\"%s\") uid %u gid %u by %s; EROFS: %s%s: %s. Writable paths: %s",
+	line = util_xasprintf("denied %s for pid %d (\"%s\") uid %u gid %u by %s; EROFS: %s%s: %s.",
 			      r->op, (int)ctx->pid, ecomm, (unsigned)ctx->uid, (unsigned)ctx->gid, who,
-			      epath, eother, why, writable_hint);
-	log_msg(AWFS_LOG_WARN, "%s", line);
+			      epath, eother, why);
+	/* .awfs/denials keeps the line without the list of writable paths: its README has them */
 	info_add_denial(line);
-	wrote = strlen(line);
+	log_msg(AWFS_LOG_WARN, "%s Writable paths: %s", line, writable_hint);
+	wrote = strlen(line) + strlen(writable_hint) + 17;
 	free(line);
 
 	d.op = r->op;

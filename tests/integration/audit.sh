@@ -51,6 +51,8 @@ check "  ... so does the forged name" "1" \
 	"$(printf '%s\n' "$den" | grep -Fc "/ro/n\\\") uid 0 gid 0 by nothing; EROFS: \\\"x\": its directory")"
 check_match "denials: the log format" "^denied open\(O_WRONLY\|O_TRUNC\) for pid [0-9]+ \(\"awfs-probe\"\) uid $AGENT_UID gid $AGENT_UID by read_only rule \"ro\" \([^)]*\); EROFS: \"$MNT/ro/file\": it is read-only by read_only rule \"ro\"" "$den"
 check_match "denials: names escaped" 'denied create for pid .*; EROFS: "[^ ]*/ro/a\\nb\\"c\\\\d\\xff": ' "$den"
+check "denials: short lines, without the list of writable paths (README has it)" "0 0" \
+	"$(printf '%s\n' "$den" | grep -c 'Writable paths') $(printf '%s\n' "$den" | awk 'length > 600' | wc -l)"
 check "neither .awfs file shows masked content" "0" "$(as_agent cat "$MNT/.awfs/README" "$MNT/.awfs/denials" | grep -c TOPSECRET)"
 # a host entry named .awfs is hidden behind the information directory
 mkdir "$SRC/.awfs" && echo HOSTAWFS >"$SRC/.awfs/README"

@@ -73,6 +73,8 @@ check "the unclassified entry was logged once" "1" "$(grep -c 'unclassified top-
 check "a name below an unclassified dir is not logged as top-level" "0" "$(grep -c 'unclassified top-level entry .*/\(r\|x\):' "$LOG")"
 
 unmount_awfs
+check_match "the unmount summary names the mount root \".\" (the create of newtop)" \
+	"unmounting $MNT: [0-9]+ writes denied \(by operation: .*; by path: (.*, )?\. [0-9]+" "$(cat "$LOG")"
 check "host files unchanged" "RODATA GITCFG ROOTFILE RESTRICTED" \
 	"$(cat "$SRC/ro/file" "$SRC/rw/.git/config" "$SRC/rootfile" "$SRC/restricted/r" | tr '\n' ' ' | sed 's/ $//')"
 check "nothing created in read-only dirs" "dir file hidden link-out link-to-secret" "$(ls "$SRC/ro" | tr '\n' ' ' | sed 's/ $//')"
