@@ -864,6 +864,13 @@ int main(int argc, char *argv[])
 	/* 3. the writable targets */
 	if (prepare_targets(policy, root_fd, &root_st, src))
 		goto out_session;
+	for (size_t i = 0; i < policy->nrules; i++) {
+		struct awfs_rule *r = &policy->rules[i];
+		struct stat st;
+
+		r->single_file = r->cls == AWFS_CLASS_WRITE && rule_is_literal(r) &&
+				 check_target(root_fd, r, &st) == 0 && S_ISREG(st.st_mode);
+	}
 
 	classifier = classify_new(policy);
 	inode_init(root_fd, &root_st, classify_root(classifier));

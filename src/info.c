@@ -49,11 +49,27 @@ static void build_readme(const struct awfs_policy *p, const char *mnt)
 	log_escape_text(mnt, strlen(mnt), m, sizeof(m));
 	fprintf(f, "This is %s, a directory whose file policy is enforced by awfs.\n\n", m);
 	if (n[AWFS_CLASS_WRITE]) {
-		fprintf(f, "You can create, change and delete files here (and below):\n");
+		size_t files = 0;
+
 		for (size_t i = 0; i < p->nrules; i++)
-			if (v[i]->cls == AWFS_CLASS_WRITE)
-				rule_line(f, m, v[i]);
-		fprintf(f, "A writable directory itself cannot be removed or renamed.\n\n");
+			files += v[i]->cls == AWFS_CLASS_WRITE && v[i]->single_file;
+		if (n[AWFS_CLASS_WRITE] > files) {
+			fprintf(f, "You can create, change and delete files here (and below):\n");
+			for (size_t i = 0; i < p->nrules; i++)
+				if (v[i]->cls == AWFS_CLASS_WRITE && !v[i]->single_file)
+					rule_line(f, m, v[i]);
+			fprintf(f, "A writable directory itself cannot be removed or renamed.\n\n");
+		}
+		if (files) {
+			fprintf(f, "These single files can be written in place only: write to them directly\n"
+				   "(>, >>, truncate, an editor that saves in place). They cannot be removed,\n"
+				   "renamed or replaced, so tools that write a temporary file beside one and\n"
+				   "rename it over (sed -i, perl -pi, mv, install, rsync) fail:\n");
+			for (size_t i = 0; i < p->nrules; i++)
+				if (v[i]->cls == AWFS_CLASS_WRITE && v[i]->single_file)
+					rule_line(f, m, v[i]);
+			fputc('\n', f);
+		}
 	} else {
 		fprintf(f, "Nothing here is writable.\n\n");
 	}

@@ -311,8 +311,19 @@ static void virt_attr(const struct awfs_inode *in, struct stat *st)
 	}
 }
 
+/* Whether a single-file allow_write rule sits directly in the mount root. */
+static bool root_holds_single_file(void)
+{
+	for (size_t i = 0; i < cfg->policy->nrules; i++)
+		if (cfg->policy->rules[i].single_file && cfg->policy->rules[i].ncomps == 1)
+			return true;
+	return false;
+}
+
 static int node_attr(const struct awfs_inode *in, struct stat *st)
 {
+	int err;
+
 	if (in->virt) {
 		virt_attr(in, st);
 		return 0;
@@ -321,7 +332,19 @@ static int node_attr(const struct awfs_inode *in, struct stat *st)
 		synth_attr(in, st);
 		return 0;
 	}
-	return host_stat(in->fd, st);
+	err = host_stat(in->fd, st);
+	/*
+	 * A read-only root that holds a single file the agent may write in
+	 * place (agent-step-summary.md): shown 01777, as .awfs is, so that a
+	 * tool rewriting it through a temporary file beside it reaches awfs,
+	 * which refuses with EROFS and says how to write it, instead of the
+	 * kernel's silent EACCES when root owns the root. It grants nothing:
+	 * awfs refuses every change to a read-only directory's names itself.
+	 */
+	if (!err && in == inode_root() && classify_class(in->state) == AWFS_CLASS_RO &&
+	    root_holds_single_file())
+		st->st_mode |= 01777;
+	return err;
 }
 
 /*

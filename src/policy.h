@@ -40,6 +40,8 @@ struct awfs_rule {
 	char *reason;
 	bool create;		/* allow_write only: make it at mount if missing */
 	bool create_file;	/* ... as an empty file (create = "file"), not a directory */
+	bool single_file;	/* allow_write only: a regular file at mount (set by awfs):
+				 * writable in place, its directory not */
 	char **runtimes;	/* NULL-terminated; NULL when it applies everywhere */
 	int line;
 };

@@ -230,6 +230,51 @@ static void decider(const struct awfs_refusal *r, char *out, size_t size)
 		 policy_class_key(g->cls), path, file, g->line);
 }
 
+/*
+ * A refusal in a read-only directory that holds single-file allow_write
+ * rules (agent-step-summary.md): say that those files are writable in place
+ * only, the fix for the tools that rewrite through a temporary sibling.
+ */
+static void single_file_hint(const struct awfs_refusal *r, char *out, size_t size)
+{
+	char raw[2 * PATH_MAX], names[2048] = "", q[AWFS_LOG_PATH_MAX + 8];
+	size_t ml = strlen(cfg->mountpoint), nnames = 0;
+	const char *rel, *self = NULL;
+
+	out[0] = '\0';
+	raw_path(r->bin, r->bname, raw, sizeof(raw));
+	if (strncmp(raw, cfg->mountpoint, ml) != 0)
+		return;
+	for (rel = raw + ml; *rel == '/'; rel++)
+		;
+	for (size_t i = 0; i < cfg->policy->nrules; i++) {
+		const struct awfs_rule *g = &cfg->policy->rules[i];
+		const char *slash, *last;
+		size_t plen;
+
+		if (!g->single_file)
+			continue;
+		slash = strrchr(g->path, '/');
+		plen = slash ? (size_t)(slash - g->path) : 0;
+		last = slash ? slash + 1 : g->path;
+		if (strlen(rel) != plen || strncmp(rel, g->path, plen) != 0)
+			continue;
+		if ((r->name && strcmp(r->name, last) == 0) ||
+		    (r->other && r->other->name && strcmp(r->other->name, last) == 0))
+			self = last;
+		log_quote_path(last, strlen(last), q, sizeof(q));
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+			 nnames++ ? ", " : "", q);
+	}
+	if (self) {
+		log_quote_path(self, strlen(self), q, sizeof(q));
+		snprintf(out, size, "; %s is writable in place only: write to it directly (>, >>, truncate); it cannot be removed, renamed or replaced", q);
+	} else if (nnames) {
+		snprintf(out, size, "; in this directory only %s %s writable, in place: write to %s directly (>, >>, truncate), not through a temporary file renamed over it (sed -i, perl -pi, mv)",
+			 names, nnames == 1 ? "is" : "are", nnames == 1 ? "it" : "them");
+	}
+}
+
 /* The sentence saying what refused, escaped. */
 static void explain_refusal(const struct awfs_refusal *r, char *why, size_t size)
 {
@@ -260,11 +305,15 @@ static void explain_refusal(const struct awfs_refusal *r, char *why, size_t size
 			snprintf(why, size, "%s is %s", bpath, ex);
 		}
 		break;
-	case AWFS_BLOCK_PARENT:
+	case AWFS_BLOCK_PARENT: {
+		char hint[4096];
+
 		explain_state(r->bst, ex, sizeof(ex));
 		display_path(r->bin, r->bname, bpath, sizeof(bpath));
-		snprintf(why, size, "its directory %s is %s", bpath, ex);
+		single_file_hint(r, hint, sizeof(hint));
+		snprintf(why, size, "its directory %s is %s%s", bpath, ex, hint);
 		break;
+	}
 	}
 }
 

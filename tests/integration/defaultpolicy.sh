@@ -25,6 +25,7 @@ gemini-client-error-1.json github_rate_limits.jsonl"
 for d in $dirs; do mkdir -p "$SRC/$d"; done
 for f in $files; do echo "HOST:$f" >"$SRC/$f"; done
 chown -R "$AGENT_UID:$AGENT_UID" "$SRC"
+chown root:root "$SRC" && chmod 755 "$SRC"	# the root, as the runner leaves it: not the agent's
 
 mount_awfs
 check_match "the mount line: nothing unclassified" "unclassified: none$" "$(grep ' mounted ' "$LOG")"
@@ -64,6 +65,27 @@ for r in cache-memory/.git/config mcp-payloads/p1.json safeoutputs/assets/a.png 
 	expect "  ... and not writable" "EROFS" write "$MNT/$r" x
 done
 expect "read_only: a new aw-*.patch cannot be planted" "EROFS" write "$MNT/aw-2.patch" x
+
+# the single file in the read-only root (agent-step-summary.md): in place
+# only, and every tool that replaces it through a sibling learns why, also
+# when root owns the root (the root is shown 01777 so the create reaches awfs)
+S="$MNT/agent-step-summary.md"
+check_match "the root is shown 1777 while it holds a single writable file" "^OK:type=dir mode=1777 " "$(aprobe stat "$MNT")"
+as_agent sh -c "printf 'line one\n' >'$S' && printf 'line two\n' >>'$S'"
+check "in place: > and >> work" "line one
+line two" "$(cat "$SRC/agent-step-summary.md")"
+check "sed -i fails (a temporary file beside it)" "fail" "$(as_agent sed -i s/one/ONE/ "$S" 2>/dev/null && echo ok || echo fail)"
+check "  ... and the file is unchanged" "line one" "$(head -1 "$SRC/agent-step-summary.md")"
+check_match "  ... the log says how to write it" \
+	"denied create for .*EROFS: .*: its directory \"$MNT\" is read-only.*; in this directory only \"agent-step-summary.md\", \"pi-streaming.jsonl\" are writable, in place: write to them directly" "$(cat "$LOG")"
+check "rm fails" "fail" "$(as_agent rm -f "$S" 2>/dev/null && echo ok || echo fail)"
+check_match "  ... and says it cannot be removed" \
+	"denied unlink for .*; \"agent-step-summary.md\" is writable in place only: write to it directly \(>, >>, truncate\); it cannot be removed, renamed or replaced" "$(cat "$LOG")"
+check_match ".awfs/denials shows it to the agent too" "in this directory only \"agent-step-summary.md\"" "$(as_agent cat "$MNT/.awfs/denials")"
+check_match ".awfs/README: written in place, not deleted" "These single files can be written in place only.*
+  $MNT/agent-step-summary.md" "$(as_agent cat "$MNT/.awfs/README")"
+check "  ... and it is not listed among the paths where files can be deleted" "" \
+	"$(as_agent cat "$MNT/.awfs/README" | sed -n '/create, change and delete/,/cannot be removed or renamed/p' | grep agent-step-summary)"
 expect "the root stays read-only" "EROFS" write "$MNT/new-top-level" x
 unmount_awfs
 check "a clean stop" "0" "$AWFS_RC"
