@@ -110,6 +110,8 @@ size_t audit_deny(const struct awfs_denial *d)
 		return 0;
 	/* who and why first, the agent-chosen names last (as in the log line) */
 	begin(&j, "deny");
+	json_key(&j, "expected");
+	json_bool(&j, d->expected);
 	json_key(&j, "op");
 	json_str(&j, d->op);
 	json_key(&j, "pid");
@@ -176,7 +178,7 @@ static void counts_json(struct awfs_json *j, const struct awfs_counts *c, bool n
 	json_obj_end(j);
 }
 
-void audit_unmount(const char *mnt, uint64_t denials, uint64_t suppressed,
+void audit_unmount(const char *mnt, uint64_t denials, uint64_t expected, uint64_t suppressed,
 		   const struct awfs_counts *by_op, const struct awfs_counts *by_path)
 {
 	struct awfs_json j;
@@ -188,6 +190,8 @@ void audit_unmount(const char *mnt, uint64_t denials, uint64_t suppressed,
 	json_str(&j, mnt);
 	json_key(&j, "denials");
 	json_uint(&j, denials);
+	json_key(&j, "expected");
+	json_uint(&j, expected);
 	json_key(&j, "suppressed");
 	json_uint(&j, suppressed);
 	json_key(&j, "by_op");

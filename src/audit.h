@@ -35,6 +35,7 @@ struct awfs_denial {
 	const char *why;	/* the sentence of the log line */
 	int err;
 	uint64_t suppressed;	/* denials not recorded since the last record */
+	bool expected;		/* a refusal that loses nothing (verdict.h) */
 };
 
 /*
@@ -51,8 +52,8 @@ void audit_mount(const struct awfs_policy *p, const char *mnt, const char *src,
 size_t audit_deny(const struct awfs_denial *d);
 /* An unclassified record for a newly seen top-level entry. */
 void audit_unclassified(const char *mnt, const char *name);
-/* The unmount summary. */
-void audit_unmount(const char *mnt, uint64_t denials, uint64_t suppressed,
+/* The unmount summary (@denials: lost writes; @expected: refusals that lose nothing). */
+void audit_unmount(const char *mnt, uint64_t denials, uint64_t expected, uint64_t suppressed,
 		   const struct awfs_counts *by_op, const struct awfs_counts *by_path);
 /* Close the file. */
 void audit_close(void);

@@ -29,6 +29,7 @@
 static const struct awfs_ops_config *cfg;
 static char *writable_hint;		/* escaped list of writable paths */
 static atomic_uint_fast64_t denials;
+static atomic_uint_fast64_t expected_refusals;	/* refusals that lose nothing: not denials */
 
 /* the rate limit and the counters behind the unmount summary */
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -231,6 +232,23 @@ static void decider(const struct awfs_refusal *r, char *out, size_t size)
 }
 
 /*
+ * A refusal that loses nothing: git takes .git/index.lock opportunistically
+ * (git status, git diff refresh the index when they can lock it, and carry
+ * on without a word when they cannot), so its create in a read-only .git is
+ * what any read-only repository answers, not a lost write. Such a refusal
+ * is logged and audited as expected, counted apart, and never trips
+ * --fail-on-denial.
+ */
+static bool refusal_expected(const struct awfs_refusal *r, const char *path)
+{
+	static const char lock[] = "/.git/index.lock";
+	size_t n = strlen(path);
+
+	return strcmp(r->op, "create") == 0 && n >= sizeof(lock) - 1 &&
+	       strcmp(path + n - (sizeof(lock) - 1), lock) == 0;
+}
+
+/*
  * A refusal in a read-only directory that holds single-file allow_write
  * rules (agent-step-summary.md): say that those files are writable in place
  * only, the fix for the tools that rewrite through a temporary sibling.
@@ -361,10 +379,17 @@ int verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 		raw_path(r->bin, r->bname, bpath, sizeof(bpath));
 		path_key(bpath, key, sizeof(key));
 	}
-	atomic_fetch_add(&denials, 1);
+	d.expected = refusal_expected(r, path);
+	if (d.expected) {
+		atomic_fetch_add(&expected_refusals, 1);
+	} else {
+		atomic_fetch_add(&denials, 1);
+		pthread_mutex_lock(&stats_lock);
+		counts_add(&by_op, r->op, AWFS_MAX_OP_KEYS);
+		counts_add(&by_path, key, AWFS_MAX_PATH_KEYS);
+		pthread_mutex_unlock(&stats_lock);
+	}
 	pthread_mutex_lock(&stats_lock);
-	counts_add(&by_op, r->op, AWFS_MAX_OP_KEYS);
-	counts_add(&by_path, key, AWFS_MAX_PATH_KEYS);
 	{
 		double now = log_now();
 
@@ -395,9 +420,11 @@ int verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 	log_escape(comm, strlen(comm), ecomm, sizeof(ecomm));
 	decider(r, who, sizeof(who));
 	explain_refusal(r, why, sizeof(why));
-	line = util_xasprintf("denied %s for pid %d (\"%s\") uid %u gid %u by %s; EROFS: %s%s: %s.",
+	line = util_xasprintf("%s %s for pid %d (\"%s\") uid %u gid %u by %s; EROFS: %s%s: %s%s.",
+			      d.expected ? "refused (expected)" : "denied",
 			      r->op, (int)ctx->pid, ecomm, (unsigned)ctx->uid, (unsigned)ctx->gid, who,
-			      epath, eother, why);
+			      epath, eother, why,
+			      d.expected ? " (git's opportunistic lock: nothing is lost, not counted as a denial)" : "");
 	/* .awfs/denials keeps the line without the list of writable paths: its README has them */
 	info_add_denial(line);
 	log_msg(AWFS_LOG_WARN, "%s Writable paths: %s", line, writable_hint);
@@ -501,19 +528,22 @@ static char *counts_text(struct awfs_counts *c)
 
 char *verdict_summary(void)
 {
-	uint64_t n = verdict_denials();
-	char mnt[3 * PATH_MAX];
+	uint64_t n = verdict_denials(), x = atomic_load(&expected_refusals);
+	char mnt[3 * PATH_MAX], xs[96] = "";
 	char *ops, *paths, *line;
 
+	if (x)
+		snprintf(xs, sizeof(xs), "; %llu expected refusal%s (git's opportunistic locks), not counted",
+			 (unsigned long long)x, x == 1 ? "" : "s");
 	verdict_flush_suppressed();
 	pthread_mutex_lock(&stats_lock);
 	ops = counts_text(&by_op);
 	paths = counts_text(&by_path);
-	audit_unmount(cfg->mountpoint, n, rl.total_suppressed, &by_op, &by_path);
+	audit_unmount(cfg->mountpoint, n, x, rl.total_suppressed, &by_op, &by_path);
 	pthread_mutex_unlock(&stats_lock);
 	log_escape(cfg->mountpoint, strlen(cfg->mountpoint), mnt, sizeof(mnt));
-	line = util_xasprintf("unmounting %s: %llu write%s denied (by operation: %s; by path: %s)",
-			      mnt, (unsigned long long)n, n == 1 ? "" : "s", ops, paths);
+	line = util_xasprintf("unmounting %s: %llu write%s denied (by operation: %s; by path: %s)%s",
+			      mnt, (unsigned long long)n, n == 1 ? "" : "s", ops, paths, xs);
 	log_msg(AWFS_LOG_INFO, "%s", line);
 	free(ops);
 	free(paths);

@@ -94,11 +94,21 @@ check "the unmount record counts by op and path" "13 7" \
 
 # ---- --fail-on-denial without denials; no information directory; another name
 : >"$LOG"
-mount_beside --fail-on-denial --no-info-dir
+mount_beside --fail-on-denial --no-info-dir --audit "$T/audit2.jsonl"
 check_match "--no-info-dir: .awfs is the host's directory" "^OK:type=dir mode=0755 " "$(aprobe stat "$MNT/.awfs")"
 expect "--no-info-dir: the host's .awfs shows again" "OK:HOSTAWFS\x0a" read "$MNT/.awfs/README"
+# git's opportunistic lock in a read-only .git (git status, git diff): refused,
+# logged as expected, counted apart, never a denial
+expect "git's index.lock in the read-only rw/.git: EROFS" "EROFS" create "$MNT/rw/.git/index.lock"
 unmount_awfs
-check "--fail-on-denial without denials: exit 0" "0" "$AWFS_RC"
+check "--fail-on-denial with only expected refusals: exit 0" "0" "$AWFS_RC"
+check_match "  ... the log says expected, and why" \
+	"refused \(expected\) create for pid [0-9]+ .*EROFS: \"$MNT/rw/.git/index.lock\": .*\(git's opportunistic lock: nothing is lost, not counted as a denial\)\." "$(cat "$LOG")"
+check_match "  ... the summary counts them apart" \
+	"unmounting $MNT: 0 writes denied \(by operation: none; by path: none\); [0-9]+ expected refusals? \(git's opportunistic locks\), not counted" "$(cat "$LOG")"
+check "  ... the audit marks them" "true" "$(jq -r 'select(.event == "deny" and (.path | endswith("/index.lock"))) | .expected' "$T/audit2.jsonl" | sort -u)"
+check "  ... and counts them in the unmount record" "0 yes" \
+	"$(jq -r 'select(.event == "unmount") | "\(.denials) \(.expected > 0)"' "$T/audit2.jsonl" | sed 's/true/yes/')"
 mount_beside --info-dir .sandbox-policy
 expect "--info-dir NAME" "OK:README,denials" readdir "$MNT/.sandbox-policy"
 unmount_awfs
