@@ -135,12 +135,17 @@ void json_escape_into(struct awfs_json *j, const char *s, size_t len)
 	escape_into(j, s, len, false);
 }
 
-void json_key(struct awfs_json *j, const char *key)
+static void key_into(struct awfs_json *j, const char *key, bool name)
 {
 	value_start(j);
-	json_escape_into(j, key, strlen(key));
+	escape_into(j, key, strlen(key), name);
 	put(j, ":", 1);
 	j->after_key = true;
+}
+
+void json_key(struct awfs_json *j, const char *key)
+{
+	key_into(j, key, false);
 }
 
 void json_strn(struct awfs_json *j, const char *s, size_t len)
@@ -151,29 +156,28 @@ void json_strn(struct awfs_json *j, const char *s, size_t len)
 
 void json_key_name(struct awfs_json *j, const char *key)
 {
+	key_into(j, key, true);
+}
+
+/* A string value, or null for NULL. */
+static void str_into(struct awfs_json *j, const char *s, bool name)
+{
+	if (!s) {
+		json_null(j);
+		return;
+	}
 	value_start(j);
-	escape_into(j, key, strlen(key), true);
-	put(j, ":", 1);
-	j->after_key = true;
+	escape_into(j, s, strlen(s), name);
 }
 
 void json_name(struct awfs_json *j, const char *s)
 {
-	if (!s) {
-		json_null(j);
-		return;
-	}
-	value_start(j);
-	escape_into(j, s, strlen(s), true);
+	str_into(j, s, true);
 }
 
 void json_str(struct awfs_json *j, const char *s)
 {
-	if (!s) {
-		json_null(j);
-		return;
-	}
-	json_strn(j, s, strlen(s));
+	str_into(j, s, false);
 }
 
 void json_int(struct awfs_json *j, int64_t v)

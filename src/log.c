@@ -165,40 +165,39 @@ static size_t escaped_len(const char *in, size_t len, bool quotes)
 	return total;
 }
 
-char *log_escape_path(const char *in, size_t len, char *out, size_t outsz)
+/*
+ * A path escaped, each part between @q (nothing, or a double quote): whole
+ * when it fits AWFS_LOG_PATH_MAX escaped, else its two ends around a mark.
+ */
+static char *shorten_path(const char *in, size_t len, char *out, size_t outsz, const char *q)
 {
 	/*
 	 * Raw bytes kept at each end. One byte escapes to at most four
 	 * (\xNN), so the two ends and the mark stay well inside the maximum.
 	 */
 	enum { HEAD = AWFS_LOG_PATH_MAX / 16, TAIL = 2 * HEAD };
-	char h[4 * HEAD + 1], t[4 * TAIL + 1];
+	char h[4 * HEAD + 1], t[4 * TAIL + 1], e[AWFS_LOG_PATH_MAX + 1];
 
 	/* longer than the maximum escaped, so longer than HEAD + TAIL raw */
-	if (escaped_len(in, len, true) <= AWFS_LOG_PATH_MAX)
-		return escape(in, len, out, outsz, true);
-	escape(in, HEAD, h, sizeof(h), true);
-	escape(in + len - TAIL, TAIL, t, sizeof(t), true);
-	snprintf(out, outsz, "%s[...%zu bytes...]%s", h, len - HEAD - TAIL, t);
-	return out;
-}
-
-char *log_quote_path(const char *in, size_t len, char *out, size_t outsz)
-{
-	enum { HEAD = AWFS_LOG_PATH_MAX / 16, TAIL = 2 * HEAD };
-	char h[4 * HEAD + 1], t[4 * TAIL + 1];
-
 	if (escaped_len(in, len, true) <= AWFS_LOG_PATH_MAX) {
-		char e[AWFS_LOG_PATH_MAX + 1];
-
 		escape(in, len, e, sizeof(e), true);
-		snprintf(out, outsz, "\"%s\"", e);
+		snprintf(out, outsz, "%s%s%s", q, e, q);
 		return out;
 	}
 	escape(in, HEAD, h, sizeof(h), true);
 	escape(in + len - TAIL, TAIL, t, sizeof(t), true);
-	snprintf(out, outsz, "\"%s\"[...%zu bytes...]\"%s\"", h, len - HEAD - TAIL, t);
+	snprintf(out, outsz, "%s%s%s[...%zu bytes...]%s%s%s", q, h, q, len - HEAD - TAIL, q, t, q);
 	return out;
+}
+
+char *log_escape_path(const char *in, size_t len, char *out, size_t outsz)
+{
+	return shorten_path(in, len, out, outsz, "");
+}
+
+char *log_quote_path(const char *in, size_t len, char *out, size_t outsz)
+{
+	return shorten_path(in, len, out, outsz, "\"");
 }
 
 char *log_escape_text(const char *in, size_t len, char *out, size_t outsz)

@@ -56,6 +56,7 @@
 #define AWFS_INFO_INO 0xfffffffd00000000ULL
 
 static const struct awfs_ops_config *cfg;
+static bool root_shown_open;	/* set once by ops_init(): see node_attr() */
 
 /*
  * The information directory and its two files: static inodes, never in the
@@ -107,6 +108,12 @@ static void dir_free(struct awfs_inode *dir)
 void ops_init(const struct awfs_ops_config *c)
 {
 	cfg = c;
+	/* a read-only root holding a single-file allow_write rule: shown 01777 (node_attr()) */
+	root_shown_open = false;
+	for (size_t i = 0; i < c->policy->nrules; i++)
+		root_shown_open = root_shown_open ||
+				  (c->policy->rules[i].single_file && c->policy->rules[i].ncomps == 1);
+	root_shown_open = root_shown_open && classify_class(inode_root()->state) == AWFS_CLASS_RO;
 	inode_set_dir_free(dir_free);
 	if (c->timeout_watched > c->timeout_shared) {
 		/* without an instance watch_dir() watches nothing: a second, as before */
@@ -311,15 +318,6 @@ static void virt_attr(const struct awfs_inode *in, struct stat *st)
 	}
 }
 
-/* Whether a single-file allow_write rule sits directly in the mount root. */
-static bool root_holds_single_file(void)
-{
-	for (size_t i = 0; i < cfg->policy->nrules; i++)
-		if (cfg->policy->rules[i].single_file && cfg->policy->rules[i].ncomps == 1)
-			return true;
-	return false;
-}
-
 static int node_attr(const struct awfs_inode *in, struct stat *st)
 {
 	int err;
@@ -341,8 +339,7 @@ static int node_attr(const struct awfs_inode *in, struct stat *st)
 	 * kernel's silent EACCES when root owns the root. It grants nothing:
 	 * awfs refuses every change to a read-only directory's names itself.
 	 */
-	if (!err && in == inode_root() && classify_class(in->state) == AWFS_CLASS_RO &&
-	    root_holds_single_file())
+	if (!err && in == inode_root() && root_shown_open)
 		st->st_mode |= 01777;
 	return err;
 }

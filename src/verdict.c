@@ -28,6 +28,7 @@
 
 static const struct awfs_ops_config *cfg;
 static char *writable_hint;		/* escaped list of writable paths */
+static const char writable_word[] = " Writable paths: ";	/* what precedes it in a log line */
 static atomic_uint_fast64_t denials;
 static atomic_uint_fast64_t expected_refusals;	/* refusals that lose nothing: not denials */
 
@@ -427,8 +428,8 @@ int verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 			      d.expected ? " (git's opportunistic lock: nothing is lost, not counted as a denial)" : "");
 	/* .awfs/denials keeps the line without the list of writable paths: its README has them */
 	info_add_denial(line);
-	log_msg(AWFS_LOG_WARN, "%s Writable paths: %s", line, writable_hint);
-	wrote = strlen(line) + strlen(writable_hint) + 17;
+	log_msg(AWFS_LOG_WARN, "%s%s%s", line, writable_word, writable_hint);
+	wrote = strlen(line) + strlen(writable_word) + strlen(writable_hint);
 	free(line);
 
 	d.op = r->op;
