@@ -4,10 +4,15 @@
 
 # qemu and the rest of the guest harness's needs are installed by tests/vm/run-guest itself
 AWFS_DEPS="gcc make autoconf automake pkg-config libfuse3-dev fuse3 libconfig-dev libcmocka-dev attr util-linux jq cppcheck clang-tidy valgrind"
+# what only the tests need: a real Docker engine and compose for the two
+# Docker runtimes of the parity suite (tests/parity/docker.sh starts its own
+# dockerd; the test reports itself skipped where this cannot be installed)
+AWFS_TEST_DEPS="docker.io docker-compose"
 
+# awfs_install_deps [PACKAGES]: install those of PACKAGES [AWFS_DEPS] that are missing
 awfs_install_deps() {
 	local missing="" p
-	for p in $AWFS_DEPS; do
+	for p in ${1:-$AWFS_DEPS}; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"
 	done
 	[ -z "$missing" ] && return 0

@@ -57,6 +57,7 @@ struct options {
 	char *info_dir;
 	char *cache;
 	char *spin;
+	char *ready_fd;
 	char **also_at;
 	size_t nalso;
 	char *positional[2];
@@ -92,6 +93,7 @@ static const struct setting settings[] = {
 	{ "info_dir", "--info-dir", offsetof(struct options, info_dir) },
 	{ "cache", NULL, offsetof(struct options, cache) },
 	{ "spin", NULL, offsetof(struct options, spin) },
+	{ "ready_fd", "--ready-fd", offsetof(struct options, ready_fd) },
 };
 
 enum {
@@ -115,6 +117,7 @@ static const struct fuse_opt awfs_opts[] = {
 	SETTING(2, "--runtime", "runtime"), SETTING(3, "--log", "log"),
 	SETTING(4, "--audit", "audit"), SETTING(5, "--info-dir", "info_dir"),
 	FUSE_OPT_KEY("cache=", KEY_SETTING + 6), FUSE_OPT_KEY("spin=", KEY_SETTING + 7),
+	SETTING(8, "--ready-fd", "ready_fd"),
 	{ "--no-info-dir", offsetof(struct options, no_info_dir), 1 },
 	{ "noinfo_dir", offsetof(struct options, no_info_dir), 1 },
 	{ "--fail-on-denial", offsetof(struct options, fail_on_denial), 1 },
@@ -152,6 +155,9 @@ static void usage(FILE *out)
 		"  --info-dir NAME      name of the read-only information directory at the\n"
 		"                       mount root (README, denials)                    [.awfs]\n"
 		"  --no-info-dir        serve no information directory\n"
+		"  --ready-fd N         write \"ready\\n\" to descriptor N and close it once the\n"
+		"                       mount serves (for a supervisor that keeps awfs in\n"
+		"                       the foreground and must not start the agent before)\n"
 		"  -f                   stay in the foreground\n"
 		"  -d                   debug: foreground, and print every FUSE request\n"
 		"  -o OPT[,OPT...]      FUSE mount options, and:\n"
@@ -167,7 +173,7 @@ static void usage(FILE *out)
 		"                         sleeps (a caller's next request then needs no\n"
 		"                         wakeup); 0 sleeps at once, at most 10000      [50]\n"
 		"       policy=, source=, runtime=, log=, also_at=, audit=, info_dir=,\n"
-		"       noinfo_dir, fail_on_denial   as the options above\n"
+		"       noinfo_dir, fail_on_denial, ready_fd=   as the options above\n"
 		"  -h, --help           this help\n"
 		"  -V, --version        the version\n"
 		"\n"
@@ -200,6 +206,45 @@ static int set_setting(struct options *o, const struct setting *st, const char *
 	}
 	*field = util_xstrdup(setting_value(st, arg));
 	return 0;
+}
+
+/*
+ * --ready-fd N: a descriptor the caller opened for writing (a pipe or FIFO
+ * it reads), not one of the standard three. Checked before anything is
+ * mounted, so a wrong number is a usage error, not a supervisor that waits
+ * forever; close-on-exec, so nothing awfs starts keeps the reader waiting.
+ */
+static int parse_ready_fd(const char *text)
+{
+	char *end;
+	long n;
+	int fl;
+
+	errno = 0;
+	n = strtol(text, &end, 10);
+	if (errno || end == text || *end || text[0] == '-' || text[0] == '+' || n < 3 || n > INT_MAX) {
+		fprintf(stderr, "awfs: ready_fd=%s: expected a descriptor number of 3 or more\n", text);
+		return -1;
+	}
+	fl = fcntl((int)n, F_GETFL);
+	if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY || (fl & O_PATH)) {
+		fprintf(stderr, "awfs: ready_fd=%ld: %s\n", n,
+			fl < 0 ? "not an open descriptor" : "not open for writing");
+		return -1;
+	}
+	(void)fcntl((int)n, F_SETFD, FD_CLOEXEC);
+	return (int)n;
+}
+
+/* the mount serves, with every alias: tell the supervisor, once */
+static void say_ready(int fd)
+{
+	static const char ready[] = "ready\n";
+
+	if (write(fd, ready, sizeof(ready) - 1) != (ssize_t)sizeof(ready) - 1)
+		log_msg(AWFS_LOG_WARN, "cannot tell the ready descriptor (--ready-fd %d) that the mount serves: %s",
+			fd, strerror(errno));
+	close(fd);
 }
 
 static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
@@ -682,6 +727,7 @@ int main(int argc, char *argv[])
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct options o = { .xattr = -1 };
 	unsigned long spin_us = LOOP_SPIN_US_DEFAULT;
+	int ready_fd = -1;
 	struct awfs_msgs errs = { 0 };
 	struct awfs_ops_config oc = { 0 };
 	struct awfs_policy *policy = NULL;
@@ -752,6 +798,11 @@ int main(int argc, char *argv[])
 				LOOP_SPIN_US_MAX);
 			EXIT(2);
 		}
+	}
+	if (o.ready_fd) {
+		ready_fd = parse_ready_fd(o.ready_fd);
+		if (ready_fd < 0)
+			EXIT(2);
 	}
 
 	/* 1. the policy, whole */
@@ -970,6 +1021,8 @@ int main(int argc, char *argv[])
 		log_msg(AWFS_LOG_ERR, "cannot open /proc/self/fd: %s; unmounting", strerror(err));
 		goto out_aliases;
 	}
+	if (ready_fd >= 0)
+		say_ready(ready_fd);
 
 	ret = loop_run(se, (unsigned)spin_us, 8, files_high()) < 0;
 	summary = verdict_summary();

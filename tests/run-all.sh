@@ -9,6 +9,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/contrib/deps.sh"
 awfs_install_deps
+awfs_install_deps "$AWFS_TEST_DEPS" || echo "run-all: $AWFS_TEST_DEPS not installed: the Docker runtimes will report themselves skipped" >&2
 cd "$top"
 [ -x configure ] || autoreconf -fi >/dev/null
 [ -f Makefile ] || ./configure -q
@@ -17,7 +18,7 @@ make -s -j"$(nproc)" >/dev/null
 rc=0
 make -s check || rc=$?
 # print the logs of failed tests, so a failure is explained right here
-for log in tests/unit/*.log tests/integration/*.log tests/adversary/*.log; do
+for log in tests/unit/*.log tests/integration/*.log tests/adversary/*.log tests/parity/*.log; do
 	[ -f "$log" ] || continue
 	if grep -q '^not ok\|^\[  FAILED  \]\|^FAIL' "$log"; then
 		echo "---- $log"
@@ -41,7 +42,7 @@ fi
 
 # one closing line over every check of every test program
 pass=0 fail=0 skip=0
-for log in tests/unit/*.log tests/integration/*.log tests/adversary/*.log; do
+for log in tests/unit/*.log tests/integration/*.log tests/adversary/*.log tests/parity/*.log; do
 	[ -f "$log" ] || continue
 	if grep -q '^SKIP: ' "$log"; then
 		skip=$((skip + 1))

@@ -9,10 +9,21 @@
 # Runs as root, with /dev/fuse and CAP_SYS_ADMIN (see docker-compose.awfs.yml).
 # awfs stays root; the agent never has uid or gid 0, so it cannot signal awfs
 # (kill(2) needs the same uid) to unmount it, nor read what root may read.
+# This script stays too, as the agent's parent: when the agent ends (or the
+# container is stopped: SIGTERM, SIGINT and SIGHUP go on to the agent), it
+# stops awfs cleanly, so the log's unmount summary and the audit's unmount
+# record are written before the container's init exits and the kernel kills
+# what is left. Exit status: the agent's; 0 from the agent and 3 from awfs
+# (-o fail_on_denial, a write was denied) is 3.
+# The image needs util-linux's setpriv (busybox's has no --reuid) and an env
+# that resets signals (GNU coreutils 8.31 or later: env --default-signal);
+# both are tried, as the agent would be run, before anything is mounted.
 # Whoever sets the environment (the compose file, the workflow) is trusted;
 # the agent is not, and gets nothing of it but its uid and gid.
 # Environment:
 #   AWFS_DIR         the directory to guard             [/tmp/gh-aw]
+#                    (and AWFS_ALSO_AT: absolute, without blanks or
+#                    backslashes, which /proc/self/mountinfo would escape)
 #   AWFS_POLICY      the policy                         [/etc/awfs/policy.conf]
 #   AWFS_AGENT_USER  UID:GID the agent runs as          [1000:1000 when unset]
 #                    two decimal numbers, each from 1 to 4294967294, with no
@@ -70,22 +81,89 @@ esac
 while [ -n "$opts" ]; do
 	o=${opts%%,*}
 	case ${o%%=*} in
-	policy | source | runtime | log | audit | also_at | info_dir | noinfo_dir | auto_unmount | -*)
+	policy | source | runtime | log | audit | also_at | info_dir | noinfo_dir | ready_fd | auto_unmount | -*)
 		printf 'awfs-entrypoint: AWFS_OPTS may not set "%.40s": use AWFS_POLICY, AWFS_DIR, AWFS_LOG, AWFS_AUDIT or AWFS_ALSO_AT\n' "${o%%=*}" >&2
 		exit 2 ;;
 	esac
 	case $opts in *,*) opts=${opts#*,} ;; *) opts= ;; esac
 done
 
-# 1. mount (awfs returns once the mount and its alias are in place)
+for p in "$dir" ${AWFS_ALSO_AT:+"$AWFS_ALSO_AT"}; do
+	case $p in
+	/*[[:space:]\\]* | [!/]* | '')
+		printf 'awfs-entrypoint: "%.60s" must be an absolute path without blanks or backslashes\n' "$p" >&2
+		exit 2 ;;
+	esac
+done
+
+# agent CMD...: become CMD as the agent (exec: in a subshell only): its own
+# uid, no capabilities (bounding set emptied too), no setuid gain; INT and
+# QUIT back to their defaults (sh ignores them in what it starts in the
+# background)
+agent() {
+	exec setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all --ambient-caps=-all \
+		--bounding-set=-all --no-new-privs -- env --default-signal=INT,QUIT -- "$@"
+}
+# fail before mounting, not after, if the image cannot run the agent so
+(agent true) || {
+	echo "awfs-entrypoint: cannot run the agent as $uid:$gid (this image needs util-linux's setpriv and GNU coreutils' env 8.31 or later)" >&2
+	exit 2
+}
+
+# mounted PATH: awfs is mounted at PATH in this mount namespace
+mounted() {
+	while read -r _ _ _ _ mp rest; do
+		[ "$mp" = "$1" ] || continue
+		case $rest in *" - fuse.awfs "*) return 0 ;; esac
+	done </proc/self/mountinfo
+	return 1
+}
+
+# 1. mount: awfs stays this script's child (in the foreground), and says
+#    "ready" on a FIFO once the mount and its alias serve
+state=$(mktemp -d /run/awfs-entrypoint.XXXXXX 2>/dev/null || mktemp -d)
+mkfifo -m 600 "$state/ready"
 "$awfs" "$dir" --policy "$policy" --runtime docker ${AWFS_ALSO_AT:+--also-at "$AWFS_ALSO_AT"} \
 	--log "${AWFS_LOG:-/var/log/awfs.log}" ${AWFS_AUDIT:+--audit "$AWFS_AUDIT"} \
-	${AWFS_OPTS:+-o "$AWFS_OPTS"} ||
-	{ echo "awfs-entrypoint: awfs did not mount" >&2; exit 1; }
+	${AWFS_OPTS:+-o "$AWFS_OPTS"} -f --ready-fd 3 3>"$state/ready" &
+awfs_pid=$!
+ready=
+read -r ready <"$state/ready" || :
+rm -rf "$state"
+# stop_awfs: unmount (awfs removes its alias and writes its summary), wait
+stop_awfs() {
+	kill -TERM "$awfs_pid" 2>/dev/null || :
+	wait "$awfs_pid"
+}
+if [ "$ready" != ready ] || ! mounted "$dir"; then
+	echo "awfs-entrypoint: awfs did not mount" >&2
+	stop_awfs || :
+	exit 1
+fi
 # 2. fail closed: the agent never starts on a boundary that does not hold
 "$awfsctl" verify "$dir" --policy "$policy" --runtime docker \
-	${AWFS_ALSO_AT:+--also-at "$AWFS_ALSO_AT"} >&2 ||
-	{ echo "awfs-entrypoint: awfsctl verify failed; not starting the agent" >&2; exit 1; }
-# 3. the agent: its own uid, no capabilities (bounding set emptied too), no setuid gain
-exec setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all --ambient-caps=-all \
-	--bounding-set=-all --no-new-privs -- "$@"
+	${AWFS_ALSO_AT:+--also-at "$AWFS_ALSO_AT"} >&2 || {
+	echo "awfs-entrypoint: awfsctl verify failed; not starting the agent" >&2
+	stop_awfs || :
+	exit 1
+}
+# 3. the agent, with this script's standard input (sh gives a background
+#    command /dev/null otherwise); signals to this script go on to it
+exec 4<&0
+agent "$@" <&4 4<&- &
+agent_pid=$!
+exec 4<&-
+trap 'kill -TERM "$agent_pid" 2>/dev/null || :' TERM
+trap 'kill -INT "$agent_pid" 2>/dev/null || :' INT
+trap 'kill -HUP "$agent_pid" 2>/dev/null || :' HUP
+while :; do
+	rc=0
+	wait "$agent_pid" || rc=$?
+	kill -0 "$agent_pid" 2>/dev/null || break	# woken by a signal: wait again
+done
+# 4. the agent is gone: stop awfs cleanly (the summary, the audit's record)
+trap - TERM INT HUP
+awfs_rc=0
+stop_awfs || awfs_rc=$?
+[ "$rc" != 0 ] || rc=$awfs_rc
+exit "$rc"

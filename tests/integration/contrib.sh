@@ -49,22 +49,66 @@ check "docker: the agent cannot signal awfs (kill -TERM refused), the mask still
 check "docker: verify ran before the agent" "yes" "$(grep -q 'checks held' "$T/entry.err" && echo yes)"
 check "docker: the write reached the host" "y" "$(cat "$SRC/rw/from-agent")"
 check "docker: the mount went with the namespace" "0" "$(grep -c " $SRC " /proc/self/mountinfo)"
+# the entrypoint stays the agent's parent: when the agent is done it stops
+# awfs cleanly (in a container, init's exit would SIGKILL it before its
+# unmount summary), and its exit status is the agent's
+check "docker: awfs's unmount summary is in the log once the agent is done" "1" \
+	"$(grep -c "unmounting $SRC: [0-9]* writes\? denied" "$LOG")"
+: >"$LOG"
+echo from-stdin >"$T/stdin"
+out=$(AWFS_DIR="$SRC" AWFS_POLICY="$POLICY" AWFS_AGENT_USER="$AGENT_UID:$AGENT_UID" AWFS_LOG="$LOG" \
+	AWFS_BIN="$AWFS" AWFSCTL_BIN="$AWFSCTL" unshare --mount --pid --fork --mount-proc --propagation private \
+	sh "$CONTRIB/docker/awfs-entrypoint.sh" sh -c 'read -r l; echo "agent read: $l"; exit 7' <"$T/stdin" 2>"$T/entry.err")
+rc=$?
+check "docker: the agent's exit status is the entrypoint's" "7" "$rc"
+check "docker: the agent reads the entrypoint's standard input" "agent read: from-stdin" "$out"
+check "docker: awfs stopped cleanly after a failing agent too" "1" "$(grep -c "unmounting $SRC: " "$LOG")"
 out=$(AWFS_DIR="$SRC" AWFS_POLICY="$POLICY" AWFS_BIN=/bin/true AWFSCTL_BIN="$AWFSCTL" \
 	unshare --mount --propagation private sh "$CONTRIB/docker/awfs-entrypoint.sh" touch "$T/agent-ran" 2>&1)
 rc=$?
 check "docker: no awfs mount, no agent (exit 1)" "1 no" "$rc $([ -e "$T/agent-ran" ] && echo yes || echo no)"
+check_match "docker: says why" "awfs did not mount" "$out"
+: >"$LOG"
+out=$(AWFS_DIR="$SRC" AWFS_POLICY="$POLICY" AWFS_LOG="$LOG" AWFS_BIN="$AWFS" AWFSCTL_BIN=/bin/false \
+	unshare --mount --pid --fork --mount-proc --propagation private \
+	sh "$CONTRIB/docker/awfs-entrypoint.sh" touch "$T/agent-ran" 2>&1)
+rc=$?
+check "docker: verify fails: no agent (exit 1), awfs stopped cleanly" "1 no 1" \
+	"$rc $([ -e "$T/agent-ran" ] && echo yes || echo no) $(grep -c "unmounting $SRC: " "$LOG")"
 check_match "docker: says why" "awfsctl verify failed; not starting the agent" "$out"
+# an image whose setpriv cannot drop to the agent (busybox's has no --reuid)
+# is refused before anything is mounted, not after
+mkdir -p "$T/bb"
+printf '#!/bin/sh\necho "setpriv: unrecognized option --reuid" >&2\nexit 1\n' >"$T/bb/setpriv"
+chmod +x "$T/bb/setpriv"
+rm -f "$T/fake-awfs-ran"
+printf '#!/bin/sh\ntouch "%s/fake-awfs-ran"\n' "$T" >"$T/fake-awfs"
+chmod +x "$T/fake-awfs"
+out=$(PATH="$T/bb:$PATH" AWFS_DIR="$SRC" AWFS_POLICY="$POLICY" AWFS_BIN="$T/fake-awfs" AWFSCTL_BIN=/bin/true \
+	unshare --mount --propagation private sh "$CONTRIB/docker/awfs-entrypoint.sh" touch "$T/agent-ran" 2>&1)
+rc=$?
+check "docker: a setpriv that cannot drop: exit 2 before mounting, agent never ran" "2 no no" \
+	"$rc $([ -e "$T/fake-awfs-ran" ] && echo yes || echo no) $([ -e "$T/agent-ran" ] && echo yes || echo no)"
+check_match "docker: says what the image needs" "needs util-linux's setpriv" "$out"
+for v in rel/dir "$T/a b" "$T/tab	x"; do
+	out=$(AWFS_DIR="$v" AWFS_POLICY="$POLICY" AWFS_BIN="$T/fake-awfs" AWFSCTL_BIN=/bin/true \
+		unshare --mount --propagation private sh "$CONTRIB/docker/awfs-entrypoint.sh" true 2>&1)
+	check "docker: AWFS_DIR='$v' refused (exit 2) before awfs ran" "2 no" \
+		"$? $([ -e "$T/fake-awfs-ran" ] && echo yes || echo no)"
+done
 
 # AWFS_AGENT_USER: only UID:GID, both decimal and non-zero. Each bad value is
 # refused (exit 2) before awfs runs (a stand-in that records it ran) and the
 # agent command (which records its ids) never starts. Before this check,
 # root, 0, -1 and +0 all ran the agent as uid 0: it could kill awfs and read
 # what the mask hides.
-printf '#!/bin/sh\ntouch "%s/fake-awfs-ran"\n' "$T" >"$T/fake-awfs"
+# the stand-in records that it ran, then mounts for real (the entrypoint
+# waits for awfs's "ready")
+printf '#!/bin/sh\ntouch "%s/fake-awfs-ran"\nexec "%s" "$@"\n' "$T" "$AWFS" >"$T/fake-awfs"
 chmod +x "$T/fake-awfs"
 user_try() {
 	rm -f "$T/fake-awfs-ran"
-	out=$(AWFS_DIR="$SRC" AWFS_POLICY="$POLICY" AWFS_AGENT_USER="$1" AWFS_BIN="$T/fake-awfs" AWFSCTL_BIN=/bin/true \
+	out=$(AWFS_DIR="$SRC" AWFS_POLICY="$POLICY" AWFS_AGENT_USER="$1" AWFS_BIN="$T/fake-awfs" AWFSCTL_BIN=/bin/true AWFS_LOG="$T/user.log" \
 		unshare --mount --propagation private sh "$CONTRIB/docker/awfs-entrypoint.sh" \
 		sh -c 'echo "agent-ran-as:$(id -u):$(id -g)"' 2>&1)
 	echo "$? awfs:$([ -e "$T/fake-awfs-ran" ] && echo ran || echo no)" \

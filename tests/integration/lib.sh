@@ -87,16 +87,17 @@ awfs_mounts() {
 	awk -v p="$1" '$5 == p { for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "fuse.awfs") n++; break } } END { print n + 0 }' /proc/self/mountinfo
 }
 
+# (awfs says "ready" on a FIFO once the mount serves: no polling, no time
+# limit, whatever the load; end of file means it exited without mounting)
 mount_awfs() {
-	local before
-	before=$(awfs_mounts "$MNT")
-	"$AWFS" "$MNT" --policy "$POLICY" -f --log "$LOG" "$@" 2>>"$T/awfs.stderr" &
+	local ready=""
+	rm -f "$T/ready"
+	mkfifo "$T/ready"
+	"$AWFS" "$MNT" --policy "$POLICY" -f --log "$LOG" --ready-fd 9 "$@" 9>"$T/ready" 2>>"$T/awfs.stderr" &
 	AWFS_PID=$!
-	for _ in $(seq 1 200); do
-		[ "$(awfs_mounts "$MNT")" -gt "$before" ] && return 0
-		kill -0 "$AWFS_PID" 2>/dev/null || break
-		sleep 0.05
-	done
+	read -r ready <"$T/ready"
+	rm -f "$T/ready"
+	[ "$ready" = ready ] && return 0
 	echo "awfs did not mount; stderr:"; cat "$T/awfs.stderr"; cat "$LOG" 2>/dev/null
 	exit 1
 }

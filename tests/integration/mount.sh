@@ -40,6 +40,34 @@ for o in auto_unmount "xattr,auto_unmount" ; do
 done
 check_match "  ... says why" "auto_unmount refused: a daemon that dies would take the mount with it and show the raw directory" "$out"
 
+# ---- --ready-fd: "ready" once the mount serves, end of file if it never will
+mkfifo "$T/ready"
+"$AWFS" "$MNT" --policy "$POLICY" -f --log "$LOG" --ready-fd 7 7>"$T/ready" 2>/dev/null &
+rpid=$!
+# cat ends at end of file: awfs closed the descriptor after saying it
+said=$(timeout 60 cat "$T/ready"); rc=$?
+check "--ready-fd: \"ready\" comes when the mount is there, then end of file" "0 ready yes" \
+	"$rc $said $(is_mounted "$MNT" && echo yes || echo no)"
+kill -TERM "$rpid"; wait "$rpid"
+"$AWFS" "$MNT" --policy "$T/absent.conf" -f --ready-fd 7 7>"$T/ready" 2>/dev/null &
+rpid=$!
+said=none
+read -r said <"$T/ready"
+wait "$rpid"
+check "--ready-fd: a mount that fails gives end of file, not \"ready\"" "" "$said"
+"$AWFS" "$MNT" --policy "$POLICY" --ready-fd 7 7>"$T/ready.bg" 2>/dev/null
+check "--ready-fd in the background: \"ready\" written before the command returns" "ready yes" \
+	"$(cat "$T/ready.bg") $(is_mounted "$MNT" && echo yes || echo no)"
+fusermount3 -u "$MNT"
+for v in 0 1 2 -3 +3 3x 99 ""; do
+	run "$MNT" --policy "$POLICY" --ready-fd "$v"
+	check "--ready-fd '$v' refused: exit 2, not mounted" "2 no" "$rc $(is_mounted "$MNT" && echo yes || echo no)"
+done
+run "$MNT" --policy "$POLICY" --ready-fd 7 7<"$POLICY"
+check "--ready-fd on a descriptor open for reading only: exit 2" "2 no" "$rc $(is_mounted "$MNT" && echo yes || echo no)"
+check_match "  ... says why" "ready_fd=7: not open for writing" "$out"
+rm -rf "$SRC/made"	# made by the mounts above (create = true); the checks below want it absent
+
 # ---- the log and the audit file: awfs's own regular file, or nothing
 mkfifo "$T/fifo"
 touch "$T/theirs.log" && chown "$AGENT_UID" "$T/theirs.log"
