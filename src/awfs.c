@@ -384,15 +384,6 @@ static int prepare_targets(const struct awfs_policy *p, int root_fd, const struc
 	return bad;
 }
 
-/* Append @word to a comma-separated list. */
-static void list_add(char **list, const char *word)
-{
-	char *n = util_xasprintf("%s%s%s", *list ? *list : "", *list ? ", " : "", word);
-
-	free(*list);
-	*list = n;
-}
-
 /* One line that says what the boundary is, and the unclassified entries. */
 static int cmp_str(const void *a, const void *b)
 {
@@ -406,14 +397,15 @@ static int cmp_str(const void *a, const void *b)
 static void log_boundary(const struct awfs_policy *p, struct awfs_classifier *c, int root_fd,
 			 const char *mnt, const char *source, const char *info_dir)
 {
-	char *lists[3] = { NULL, NULL, NULL }, *uncl_text = NULL, **uncl = NULL;
+	struct util_str lists[3] = { { 0 }, { 0 }, { 0 } }, uncl_text = { 0 };
+	char **uncl = NULL;
 	char esc[3 * PATH_MAX], emnt[3 * PATH_MAX], esrc[3 * PATH_MAX];
 	size_t nuncl = 0;
 	DIR *dp;
 
 	for (size_t i = 0; i < p->nrules; i++) {
 		log_escape(p->rules[i].path, strlen(p->rules[i].path), esc, sizeof(esc));
-		list_add(&lists[p->rules[i].cls], esc);
+		util_str_join(&lists[p->rules[i].cls], ", ", esc);
 	}
 	if (host_opendir(root_fd, &dp) == 0) {
 		struct dirent *de;
@@ -436,24 +428,24 @@ static void log_boundary(const struct awfs_policy *p, struct awfs_classifier *c,
 		qsort(uncl, nuncl, sizeof(*uncl), cmp_str);
 	for (size_t i = 0; i < nuncl; i++) {
 		log_escape(uncl[i], strlen(uncl[i]), esc, sizeof(esc));
-		list_add(&uncl_text, esc);
+		util_str_join(&uncl_text, ", ", esc);
 	}
 	log_escape(mnt, strlen(mnt), emnt, sizeof(emnt));
 	log_escape(source, strlen(source), esrc, sizeof(esrc));
 	log_msg(AWFS_LOG_INFO, "mounted %s (source %s%s%s): masked: %s; writable: %s; read-only: %s; unclassified: %s",
 		emnt, esrc, p->runtime ? ", runtime " : "", p->runtime ? p->runtime : "",
-		lists[AWFS_CLASS_MASK] ? lists[AWFS_CLASS_MASK] : "none",
-		lists[AWFS_CLASS_WRITE] ? lists[AWFS_CLASS_WRITE] : "none",
-		lists[AWFS_CLASS_RO] ? lists[AWFS_CLASS_RO] : "none (everything else is read-only)",
-		uncl_text ? uncl_text : "none");
+		lists[AWFS_CLASS_MASK].s ? lists[AWFS_CLASS_MASK].s : "none",
+		lists[AWFS_CLASS_WRITE].s ? lists[AWFS_CLASS_WRITE].s : "none",
+		lists[AWFS_CLASS_RO].s ? lists[AWFS_CLASS_RO].s : "none (everything else is read-only)",
+		uncl_text.s ? uncl_text.s : "none");
 	audit_mount(p, mnt, source, uncl, nuncl);
 	for (size_t i = 0; i < nuncl; i++) {
 		verdict_note_unclassified(uncl[i]);
 		free(uncl[i]);
 	}
 	for (int i = 0; i < 3; i++)
-		free(lists[i]);
-	free(uncl_text);
+		free(lists[i].s);
+	free(uncl_text.s);
 	free(uncl);
 }
 

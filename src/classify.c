@@ -242,22 +242,27 @@ const struct awfs_state *classify_child(struct awfs_classifier *c, const struct 
 	const struct awfs_state *out;
 	size_t depth = parent->depth;
 	struct lit key = { .name = name };
-	struct lit *hit;
+	struct lit *hit, *end;
 
 	/* the root is never terminal: its children may be unclassified */
 	if ((parent->nalive == 0 && parent != c->root) || parent->cls == AWFS_CLASS_MASK)
 		return parent;
 
-	s = util_xcalloc(1, sizeof(*s));
-	s->alive = util_xcalloc(parent->nalive, sizeof(*s->alive));
 	hit = bsearch(&key, parent->lits, parent->nlits, sizeof(*parent->lits), cmp_lit);
+	end = hit;
 	if (hit) {
-		/* several rules can share this literal component: walk the run */
+		/* several rules can share this literal component: the run */
 		while (hit > parent->lits && strcmp(hit[-1].name, name) == 0)
 			hit--;
-		for (; hit < parent->lits + parent->nlits && strcmp(hit->name, name) == 0; hit++)
-			take(s, hit->rule, depth, &best);
+		while (end < parent->lits + parent->nlits && strcmp(end->name, name) == 0)
+			end++;
 	}
+	s = util_xcalloc(1, sizeof(*s));
+	/* room for what can match, not for every rule alive: a lookup costs
+	 * log n in the rules, whatever their number */
+	s->alive = util_xcalloc((size_t)(end - hit) + parent->nglobs + 1, sizeof(*s->alive));
+	for (; hit < end; hit++)
+		take(s, hit->rule, depth, &best);
 	for (size_t i = 0; i < parent->nglobs; i++)
 		if (fnmatch(parent->globs[i]->comps[depth], name, 0) == 0)
 			take(s, parent->globs[i], depth, &best);

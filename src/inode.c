@@ -52,40 +52,53 @@ static struct awfs_inode **buckets;
 static size_t nbuckets;
 static uint64_t count;
 static uint64_t id_key;		/* see inode_get() */
-static struct awfs_inode *lru_head, *lru_tail;	/* host non-directories, newest first */
+/* host non-directories, newest first; host directories but the root, the same */
+static struct awfs_lru {
+	struct awfs_inode *head, *tail;
+} files_lru, dirs_lru;
 static uint64_t nfiles;		/* on that list */
 static uint64_t ndirs;		/* host directories (each holds an fd), not the root */
 static uint64_t pressure_high = UINT64_MAX;
 static void (*pressure_hook)(void);
 static void (*dir_free)(struct awfs_inode *dir);
 
+static struct awfs_lru *lru_of(const struct awfs_inode *in)
+{
+	return in->type == S_IFDIR ? &dirs_lru : &files_lru;
+}
+
 static void lru_unlink(struct awfs_inode *in)
 {
+	struct awfs_lru *l = lru_of(in);
+
 	if (in->lru_prev)
 		in->lru_prev->lru_next = in->lru_next;
 	else
-		lru_head = in->lru_next;
+		l->head = in->lru_next;
 	if (in->lru_next)
 		in->lru_next->lru_prev = in->lru_prev;
 	else
-		lru_tail = in->lru_prev;
+		l->tail = in->lru_prev;
 	in->lru_prev = in->lru_next = NULL;
 }
 
 static void lru_push(struct awfs_inode *in)
 {
+	struct awfs_lru *l = lru_of(in);
+
 	in->lru_prev = NULL;
-	in->lru_next = lru_head;
-	if (lru_head)
-		lru_head->lru_prev = in;
-	else
-		lru_tail = in;
-	lru_head = in;
+	in->lru_next = l->head;
+	if (l->head)
+		l->head->lru_prev = in;
+	l->head = in;
+	if (!l->tail)
+		l->tail = in;
 }
 
+/* on one of the two lists: every host inode but the root */
 static bool on_lru(const struct awfs_inode *in)
 {
-	return in->fd >= 0 && in->name != NULL;
+	return in->fd >= 0 && in != &root;
 }
 
 static size_t hash_key(dev_t dev, uint64_t ino, const void *salt)
@@ -190,6 +203,19 @@ static struct awfs_inode *find_host_locked(dev_t dev, ino_t ino, const struct aw
 	return NULL;
 }
 
+/* @in (a host inode, not the root) is @name in @dir for the kernel now; table_lock held. */
+static void kernel_name_locked(struct awfs_inode *in, const struct awfs_inode *dir, const char *name)
+{
+	uint64_t id = inode_nodeid(dir);
+	const char *now = in->kname ? in->kname : in->name;
+
+	if (in->kparent == id && now && strcmp(now, name) == 0)
+		return;
+	in->kparent = id;
+	free(in->kname);
+	in->kname = in->name && strcmp(in->name, name) == 0 ? NULL : util_xstrdup(name);
+}
+
 /* Give the directory @in the state of the name it was just found by; table_lock held. */
 static void restate_locked(struct awfs_inode *in, const struct awfs_state *state)
 {
@@ -209,9 +235,10 @@ struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct a
 		restate_locked(in, state);
 		in->linked = st->st_nlink > 1;
 		in->refs++;
-		if (on_lru(in)) {	/* looked up again: the newest */
+		if (on_lru(in)) {	/* looked up again: the newest, under this name */
 			lru_unlink(in);
 			lru_push(in);
+			kernel_name_locked(in, dir, name);
 		}
 		pthread_mutex_unlock(&table_lock);
 		close(fd);
@@ -228,12 +255,15 @@ struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct a
 	if (in->type != S_IFDIR) {
 		in->name = util_xstrdup(name);
 		in->parent = dir;
+		in->kparent = inode_nodeid(dir);
 		dir->refs++;
-		lru_push(in);
 		nfiles++;
 	} else {
+		in->kparent = inode_nodeid(dir);	/* not a reference: see inode_moved() */
+		in->kname = util_xstrdup(name);
 		ndirs++;
 	}
+	lru_push(in);
 	pressed = nfiles + ndirs > pressure_high && pressure_hook;
 	insert(in);
 	pthread_mutex_unlock(&table_lock);
@@ -309,9 +339,10 @@ void inode_put(struct awfs_inode *in, uint64_t n)
 		count--;
 		if (on_lru(in)) {
 			lru_unlink(in);
-			nfiles--;
-		} else if (in->type == S_IFDIR && in->fd >= 0) {
-			ndirs--;
+			if (in->type == S_IFDIR)
+				ndirs--;
+			else
+				nfiles--;
 		}
 		pthread_mutex_unlock(&table_lock);
 
@@ -321,6 +352,7 @@ void inode_put(struct awfs_inode *in, uint64_t n)
 			close(in->fd);
 		parent = in->parent;
 		free(in->name);
+		free(in->kname);
 		free(in);
 		in = parent;	/* the child held one reference on it */
 		n = 1;
@@ -358,6 +390,33 @@ void inode_restate(dev_t dev, ino_t ino, const struct awfs_state *state)
 	pthread_mutex_unlock(&table_lock);
 }
 
+/*
+ * The directory is named by its nodeid, without a reference: the kernel
+ * cannot forget a directory while it keeps an entry below it, and an
+ * invalidation sent for a nodeid it no longer has (or has again, for
+ * another inode) only drops a cached entry, which a lookup brings back.
+ */
+void inode_moved(dev_t dev, ino_t ino, const struct awfs_inode *dir, const char *name)
+{
+	pthread_mutex_lock(&table_lock);
+	for (struct awfs_inode *in = buckets[hash_key(dev, ino, NULL) % nbuckets]; in; in = in->next)
+		if (on_lru(in) && in->dev == dev && in->ino == ino)
+			kernel_name_locked(in, dir, name);
+	pthread_mutex_unlock(&table_lock);
+}
+
+bool inode_pressed(void)
+{
+	/* a hint, read without the lock: a stale count errs by one entry */
+	return __atomic_load_n(&nfiles, __ATOMIC_RELAXED) + __atomic_load_n(&ndirs, __ATOMIC_RELAXED) >
+	       __atomic_load_n(&pressure_high, __ATOMIC_RELAXED);
+}
+
+uint64_t inode_pressure_mark(void)
+{
+	return read_locked(&pressure_high);
+}
+
 uint64_t inode_find_host(dev_t dev, ino_t ino, const struct awfs_state *state)
 {
 	struct awfs_inode *in;
@@ -383,9 +442,9 @@ size_t inode_collect(bool (*want)(const struct awfs_inode *in), struct inode_ref
 			if (in->fd < 0 || !want(in))
 				continue;
 			(*out)[n].id = inode_nodeid(in);
-			if (in->parent) {
-				(*out)[n].parent_id = inode_nodeid(in->parent);
-				(*out)[n].name = util_xstrdup(in->name);
+			if (in->parent) {	/* where the kernel has it now */
+				(*out)[n].parent_id = in->kparent;
+				(*out)[n].name = util_xstrdup(in->kname ? in->kname : in->name);
 			}
 			n++;
 		}
@@ -412,17 +471,18 @@ uint64_t inode_host_dirs(void)
 	return read_locked(&ndirs);
 }
 
-size_t inode_oldest(struct inode_ref *out, size_t max)
+size_t inode_oldest(struct inode_ref *out, size_t max, bool dirs)
 {
+	struct awfs_lru *l = dirs ? &dirs_lru : &files_lru;
 	size_t n = 0;
 
 	pthread_mutex_lock(&table_lock);
-	while (n < max && n < nfiles && lru_tail) {
-		struct awfs_inode *in = lru_tail;
+	while (n < max && n < (dirs ? ndirs : nfiles) && l->tail) {
+		struct awfs_inode *in = l->tail;
 
 		out[n].id = inode_nodeid(in);
-		out[n].parent_id = inode_nodeid(in->parent);
-		out[n].name = util_xstrdup(in->name);
+		out[n].parent_id = in->kparent;
+		out[n].name = util_xstrdup(in->kname ? in->kname : in->name);
 		n++;
 		lru_unlink(in);	/* to the newest end: the next call names others */
 		lru_push(in);

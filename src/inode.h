@@ -54,7 +54,12 @@ struct awfs_inode {
 					   directory it was first found in (referenced) */
 	char *name;			/* synthetic and host non-directories: the name it
 					   was first found by, in parent */
-	struct awfs_inode *lru_prev, *lru_next;	/* host non-directories, newest first */
+	uint64_t kparent;		/* host inodes but the root: the nodeid of the directory */
+	char *kname;			/* and the name (NULL: name) the kernel last had it
+					   under, found or renamed through awfs: what the
+					   trimmer asks the kernel to drop (table_lock) */
+	struct awfs_inode *lru_prev, *lru_next;	/* host non-directories, newest first; host
+						   directories on a list of their own */
 	uint64_t synth_ino;		/* synthetic only: st_ino served */
 	unsigned char virt;		/* AWFS_VIRT_*: a node of the information directory */
 	unsigned char folds;		/* directories: 0 not checked, 1 case-sensitive, 2 folds case */
@@ -100,6 +105,20 @@ uint64_t inode_find_host(dev_t dev, ino_t ino, const struct awfs_state *state);
 /* The host directory (dev, ino) is now named in state @state (a rename through awfs). */
 void inode_restate(dev_t dev, ino_t ino, const struct awfs_state *state);
 /*
+ * The host inode (dev, ino) is now @name in @dir (a rename through awfs):
+ * where the trimmer finds it in the kernel's cache.
+ */
+void inode_moved(dev_t dev, ino_t ino, const struct awfs_inode *dir, const char *name);
+/*
+ * More host inodes than the mark set by inode_set_pressure(): a listing
+ * then gives the kernel names without inodes (ops.c). (Entries given with
+ * a zero timeout are not dropped any sooner by the kernels measured here:
+ * only FORGET, after the trimmer's invalidation or memory pressure, is.)
+ */
+bool inode_pressed(void);
+/* That mark (UINT64_MAX when none is set). */
+uint64_t inode_pressure_mark(void);
+/*
  * An inode named for a notification to the kernel: its nodeid and, for a
  * non-directory, its directory's nodeid and a copy of the name it was found
  * by (else 0 and NULL; the receiver frees the name).
@@ -123,15 +142,17 @@ uint64_t inode_count(void);
  * decides how many it keeps; past @high host inodes (files and directories
  * together), @hook (set once, before serving) is called, outside the table
  * lock, each time one is added. inode_oldest() then names the least
- * recently looked-up non-directories (never a directory: dropping it would
- * drop its whole subtree) so that the kernel can be asked to drop them (it
- * forgets them, and their fds are closed): up to @max, each its directory's
- * nodeid and a copy of its name (the caller frees them), moved to the
- * newest end so that the next call names others. Returns how many.
+ * recently looked-up non-directories (@dirs false) or directories (@dirs
+ * true: the kernel drops what it caches below one with it, so the trimmer
+ * names them only when files alone cannot make room) so that the kernel can
+ * be asked to drop them (it forgets them, and their fds are closed): up to
+ * @max, each where the kernel last had it (its directory's nodeid and a
+ * copy of its name; the caller frees them), moved to the newest end so that
+ * the next call names others. Returns how many.
  */
 void inode_set_pressure(uint64_t high, void (*hook)(void));
 uint64_t inode_host_files(void);
 uint64_t inode_host_dirs(void);
-size_t inode_oldest(struct inode_ref *out, size_t max);
+size_t inode_oldest(struct inode_ref *out, size_t max, bool dirs);
 
 #endif

@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "host.h"
@@ -180,6 +181,28 @@ static void caller_begin(fuse_req_t req)
 		(err) = (call);                                           \
 		host_as_daemon();                                         \
 	} while (0)
+
+/*
+ * Reply @err. "Too many open files" reaching a caller means awfs's open
+ * file limit is spent on what callers hold open (the inodes it keeps stay
+ * under the mark: fill_entry()): say so once, with what to raise.
+ */
+static void reply_err(fuse_req_t req, int err)
+{
+	static atomic_int told;
+
+	if ((err == EMFILE || err == ENFILE) && !atomic_exchange(&told, 1)) {
+		struct rlimit rl = { 0, 0 };
+
+		(void)getrlimit(RLIMIT_NOFILE, &rl);
+		log_msg(AWFS_LOG_WARN, "%s reached a caller: awfs's open file limit (%llu) is spent: %llu by the files and directories the kernel keeps (at most %llu of them), the rest by files callers hold open; raise the limit awfs starts with (ulimit -Hn, LimitNOFILE= in a unit)",
+			err == EMFILE ? "EMFILE (too many open files)" : "ENFILE (the system's file table is full)",
+			(unsigned long long)rl.rlim_cur,
+			(unsigned long long)inode_host_files() + (unsigned long long)inode_host_dirs(),
+			(unsigned long long)inode_pressure_mark());
+	}
+	fuse_reply_err(req, err);
+}
 
 /* ------------------------------------------------------------ checks */
 
@@ -511,7 +534,7 @@ static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		e.entry_timeout = state_timeout(st, dir);
 		fuse_reply_entry(req, &e);
 	} else if (err) {
-		fuse_reply_err(req, err);
+		reply_err(req, err);
 	} else {
 		fuse_reply_entry(req, &e);
 	}
@@ -538,7 +561,7 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 	(void)fi;
 	if (err)
-		fuse_reply_err(req, err);
+		reply_err(req, err);
 	else
 		fuse_reply_attr(req, &st, attr_ttl(in, &st));
 }
@@ -619,7 +642,7 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	err = host_stat(in->fd, &st);
 out:
 	if (err)
-		fuse_reply_err(req, err);
+		reply_err(req, err);
 	else
 		fuse_reply_attr(req, &st, attr_ttl(in, &st));
 }
@@ -639,7 +662,7 @@ static void ll_readlink(fuse_req_t req, fuse_ino_t ino)
 	if (!err && len >= sizeof(buf))
 		err = ENAMETOOLONG;
 	if (err) {
-		fuse_reply_err(req, err);
+		reply_err(req, err);
 		return;
 	}
 	buf[len] = '\0';
@@ -655,7 +678,7 @@ static void reply_new_entry(fuse_req_t req, struct awfs_inode *dir, const char *
 	int err = do_lookup(dir, name, &e, NULL);
 
 	if (err)
-		fuse_reply_err(req, err);
+		reply_err(req, err);
 	else
 		fuse_reply_entry(req, &e);
 }
@@ -671,7 +694,7 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	if (!err && link)
 		err = check_anchor(req, op, dir, name, NULL, NULL, st);
 	if (err) {
-		fuse_reply_err(req, err);
+		reply_err(req, err);
 		return;
 	}
 	if (link)
@@ -681,7 +704,7 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	else
 		AS_CALLER(req, err, host_mknod(dir->fd, name, mode, rdev));
 	if (err)
-		fuse_reply_err(req, err);
+		reply_err(req, err);
 	else
 		reply_new_entry(req, dir, name);
 }
@@ -715,7 +738,7 @@ static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const cha
 	if (!err)
 		AS_CALLER(req, err, host_link(in->fd, dir->fd, name));
 	if (err)
-		fuse_reply_err(req, err);
+		reply_err(req, err);
 	else
 		reply_new_entry(req, dir, name);
 }
@@ -727,7 +750,7 @@ static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 	if (!err)
 		AS_CALLER(req, err, host_unlink(dir->fd, name));
-	fuse_reply_err(req, err);
+	reply_err(req, err);
 }
 
 static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -737,15 +760,21 @@ static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 	if (!err)
 		AS_CALLER(req, err, host_rmdir(dir->fd, name));
-	fuse_reply_err(req, err);
+	reply_err(req, err);
 }
 
-/* The directory now named @name in @dir takes the state @st (see inode.c). */
-static void restate_at(struct awfs_inode *dir, const char *name, const struct awfs_state *st)
+/*
+ * What a rename made @name in @dir: its inode is told its new name, and a
+ * directory takes the state @st (when not NULL: see inode.c).
+ */
+static void moved_to(struct awfs_inode *dir, const char *name, const struct awfs_state *st)
 {
 	struct stat sb;
 
-	if (host_stat_at(dir->fd, name, &sb) == 0 && S_ISDIR(sb.st_mode))
+	if (host_stat_at(dir->fd, name, &sb) != 0)
+		return;
+	inode_moved(sb.st_dev, sb.st_ino, dir, name);
+	if (S_ISDIR(sb.st_mode) && st)
 		inode_restate(sb.st_dev, sb.st_ino, st);
 }
 
@@ -768,13 +797,14 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		err = check_anchor(req, op, ndir, newname, &src, &to, dst);
 	if (!err)
 		AS_CALLER(req, err, host_rename(dir->fd, name, ndir->fd, newname, flags));
-	if (!err && sst != dst) {
-		/* the kernel keeps its inodes: a directory takes the state of where it is now */
-		restate_at(ndir, newname, dst);
+	if (!err) {
+		/* the kernel keeps its inodes: a directory takes the state of where
+		 * it is now, a file is found there by the trimmer */
+		moved_to(ndir, newname, sst != dst ? dst : NULL);
 		if (flags & RENAME_EXCHANGE)
-			restate_at(dir, name, sst);
+			moved_to(dir, name, sst != dst ? sst : NULL);
 	}
-	fuse_reply_err(req, err);
+	reply_err(req, err);
 }
 
 /* ------------------------------------------------------------ files */
@@ -831,7 +861,7 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		}
 	}
 	if (err) {
-		fuse_reply_err(req, err);
+		reply_err(req, err);
 		return;
 	}
 	if (fh >= 0 && (fi->flags & O_TRUNC))
@@ -890,7 +920,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	}
 	err = check_entry(req, "create", dir, name, &st);
 	if (err) {
-		fuse_reply_err(req, err);
+		reply_err(req, err);
 		return;
 	}
 	AS_CALLER(req, err, host_create(dir->fd, name, fi->flags & ~O_NOFOLLOW, mode & 07777, &fh));
@@ -903,7 +933,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	if (err == EEXIST && !(fi->flags & O_EXCL))
 		err = ESTALE;
 	if (err) {
-		fuse_reply_err(req, err);
+		reply_err(req, err);
 		return;
 	}
 	/* pin the very object we created, not whatever the name holds now */
@@ -915,7 +945,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	}
 	if (err) {
 		close(fh);
-		fuse_reply_err(req, err);
+		reply_err(req, err);
 		return;
 	}
 	in = inode_take_host(pfd, &sb, st, dir, name);
@@ -986,7 +1016,7 @@ static void ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_
 	if (!err && in->fd < 0)
 		err = EBADF;
 	if (err) {
-		fuse_reply_err(req, err);
+		reply_err(req, err);
 		return;
 	}
 	/* fcntl(F_SETFL) never reaches us: follow the caller's O_APPEND now */
@@ -1032,7 +1062,7 @@ static void ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 		drop_setid(req, inode_get(ino), (int)fi->fh);
 	if (!err)
 		err = !has_host_fh(ino) ? EBADF : host_fallocate((int)fi->fh, mode, offset, length);
-	fuse_reply_err(req, err);
+	reply_err(req, err);
 }
 
 static void ll_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
@@ -1052,7 +1082,7 @@ static void ll_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 		err = host_copy_file_range((int)fi_in->fh, off_in, (int)fi_out->fh, off_out, len,
 					   (unsigned)flags, &copied);
 	if (err)
-		fuse_reply_err(req, err);
+		reply_err(req, err);
 	else
 		fuse_reply_write(req, copied);	/* a masked source is empty: 0 bytes */
 }
@@ -1076,7 +1106,7 @@ static void ll_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 	}
 	err = host_lseek((int)fi->fh, off, whence, &res);
 	if (err)
-		fuse_reply_err(req, err);
+		reply_err(req, err);
 	else
 		fuse_reply_lseek(req, res);
 }
@@ -1266,7 +1296,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (!d)
 		err = snap_new(dir, &d);
 	if (err) {
-		fuse_reply_err(req, err);
+		reply_err(req, err);
 		return;
 	}
 	buf = util_xmalloc(size);
@@ -1280,6 +1310,10 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			 * failed, are listed without attributes: the kernel looks the
 			 * latter up when it is used, and gets the error then */
 			bool bare = strcmp(de->name, ".") == 0 || strcmp(de->name, "..") == 0;
+
+			/* past the mark (inode.h), no inode for each name listed:
+			 * the kernel looks a name up when it uses it */
+			bare = bare || inode_pressed();
 
 			if (!bare) {
 				int lerr = do_lookup(dir, de->name, &e, NULL);
@@ -1341,7 +1375,7 @@ static void ll_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 			close(fd);
 		}
 	}
-	fuse_reply_err(req, err);
+	reply_err(req, err);
 }
 
 static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
@@ -1351,7 +1385,7 @@ static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
 	int err = host_statfs(in->fd >= 0 ? in->fd : inode_root()->fd, &sv);
 
 	if (err)
-		fuse_reply_err(req, err);
+		reply_err(req, err);
 	else
 		fuse_reply_statfs(req, &sv);
 }
@@ -1397,7 +1431,7 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	else
 		err = host_getxattr(in->fd, in->type == S_IFLNK, name, buf, size, &len);
 	if (err)
-		fuse_reply_err(req, err);
+		reply_err(req, err);
 	else if (size)
 		fuse_reply_buf(req, buf, len);
 	else
@@ -1417,7 +1451,7 @@ static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	else if (in->fd >= 0)
 		err = host_listxattr(in->fd, in->type == S_IFLNK, buf, size, &len);
 	if (err)
-		fuse_reply_err(req, err);
+		reply_err(req, err);
 	else if (size)
 		fuse_reply_buf(req, buf, len);
 	else
@@ -1436,7 +1470,7 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 		err = EOPNOTSUPP;
 	if (!err)
 		AS_CALLER(req, err, host_setxattr(in->fd, in->type == S_IFLNK, name, value, size, flags));
-	fuse_reply_err(req, err);
+	reply_err(req, err);
 }
 
 static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
@@ -1448,7 +1482,7 @@ static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 		err = EOPNOTSUPP;
 	if (!err)
 		AS_CALLER(req, err, host_removexattr(in->fd, in->type == S_IFLNK, name));
-	fuse_reply_err(req, err);
+	reply_err(req, err);
 }
 
 /* ------------------------------------------------------------ session */

@@ -397,39 +397,102 @@ static bool rule_inside(const struct awfs_rule *m, const struct awfs_rule *inner
 	return true;
 }
 
+/* rule indices (qsort_r over @rules) by path, or by first component; then by position */
+static int by_path(const void *a, const void *b, void *rules)
+{
+	const struct awfs_rule *r = rules;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	int c = strcmp(r[i].path, r[j].path);
+
+	return c ? c : (i > j) - (i < j);
+}
+
+static int by_first(const void *a, const void *b, void *rules)
+{
+	const struct awfs_rule *r = rules;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	int c = strcmp(r[i].comps[0], r[j].comps[0]);
+
+	return c ? c : (i > j) - (i < j);
+}
+
+/* a rule listed twice: with another at line j (the earlier one) */
+static void check_twice(struct loader *ld, const struct awfs_rule *r, const struct awfs_rule *e)
+{
+	if (r->cls == e->cls)
+		msgs_add(ld->errs, "%s:%d: path \"%s\" is already listed in %s at line %d. Expected each pattern once. Example: %s",
+			 ld->file, r->line, r->path, class_keys[e->cls], e->line, class_examples[r->cls]);
+	else
+		msgs_add(ld->errs, "%s:%d: path \"%s\" is in %s here and in %s at line %d. Expected each pattern in one class only, or in rules whose runtimes do not overlap. Example: mask = ( { path = \"work\"; reason = \"compose file holds tokens\"; runtimes = [\"docker\"]; } );",
+			 ld->file, r->line, r->path, class_keys[r->cls], class_keys[e->cls], e->line);
+}
+
+/*
+ * The rules as a set: no path twice (in one class or two) where runtimes
+ * overlap, and nothing inside a mask. n log n, not a pass over every pair:
+ * generated policies (a rule per tool grant, per repository) grow.
+ * Messages come out in file order, as a pass over the rules would give them.
+ */
 static void check_set(struct loader *ld, struct awfs_rule *rules, size_t n)
 {
+	size_t *ord = util_xcalloc(n + 1, sizeof(*ord)), *masks = util_xcalloc(n + 1, sizeof(*masks));
+	size_t *first = util_xcalloc(n + 1, sizeof(*first));	/* per rule: its group's first index in ord */
+	size_t nmasks = 0, nglob = 0;
+
+	for (size_t i = 0; i < n; i++)
+		ord[i] = i;
+	qsort_r(ord, n, sizeof(*ord), by_path, rules);
+	for (size_t k = 0; k < n; k++)
+		first[ord[k]] = k > 0 && strcmp(rules[ord[k]].path, rules[ord[k - 1]].path) == 0 ?
+					first[ord[k - 1]] : k;
 	for (size_t i = 0; i < n; i++) {
-		for (size_t j = 0; j < i; j++) {
-			if (!runtimes_overlap(&rules[i], &rules[j]))
-				continue;
-			if (strcmp(rules[i].path, rules[j].path) == 0) {
-				if (rules[i].cls == rules[j].cls)
-					msgs_add(ld->errs, "%s:%d: path \"%s\" is already listed in %s at line %d. Expected each pattern once. Example: %s",
-						 ld->file, rules[i].line, rules[i].path, class_keys[rules[j].cls],
-						 rules[j].line, class_examples[rules[i].cls]);
-				else
-					msgs_add(ld->errs, "%s:%d: path \"%s\" is in %s here and in %s at line %d. Expected each pattern in one class only, or in rules whose runtimes do not overlap. Example: mask = ( { path = \"work\"; reason = \"compose file holds tokens\"; runtimes = [\"docker\"]; } );",
-						 ld->file, rules[i].line, rules[i].path, class_keys[rules[i].cls],
-						 class_keys[rules[j].cls], rules[j].line);
-			}
-		}
+		/* the same path earlier in the file: i's group, sorted by position */
+		for (size_t k = first[i]; k < n && ord[k] < i; k++)
+			if (strcmp(rules[ord[k]].path, rules[i].path) == 0 &&
+			    runtimes_overlap(&rules[i], &rules[ord[k]]))
+				check_twice(ld, &rules[i], &rules[ord[k]]);
 	}
+
+	/* masks by their first component (literal ones, sorted; globs apart) */
+	for (size_t i = 0; i < n; i++)
+		if (rules[i].cls == AWFS_CLASS_MASK && rules[i].ncomps > 0 && rules[i].literal[0])
+			masks[nmasks++] = i;
+	qsort_r(masks, nmasks, sizeof(*masks), by_first, rules);
+	for (size_t i = 0; i < n; i++)
+		if (rules[i].cls == AWFS_CLASS_MASK && rules[i].ncomps > 0 && !rules[i].literal[0])
+			ord[nglob++] = i;	/* ord is free again: the glob-first masks */
 	for (size_t i = 0; i < n; i++) {
-		if (rules[i].cls == AWFS_CLASS_MASK)
+		const struct awfs_rule *r = &rules[i], *in = NULL;
+		size_t lo = 0, hi = nmasks;
+
+		if (r->cls == AWFS_CLASS_MASK || r->ncomps == 0)
 			continue;
-		for (size_t j = 0; j < n; j++) {
-			if (rules[j].cls != AWFS_CLASS_MASK || !runtimes_overlap(&rules[i], &rules[j]))
-				continue;
-			if (rule_inside(&rules[j], &rules[i])) {
-				msgs_add(ld->errs, "%s:%d: %s rule \"%s\" is inside the masked subtree \"%s\" (line %d). Expected %s paths outside every mask: nothing below a mask is reachable. Example: %s",
-					 ld->file, rules[i].line, class_keys[rules[i].cls], rules[i].path,
-					 rules[j].path, rules[j].line, class_words[rules[i].cls],
-					 class_examples[rules[i].cls]);
+		/* the first literal mask whose first component is r's */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (strcmp(rules[masks[mid]].comps[0], r->comps[0]) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		/* the earliest in the file of the two kinds (each list is in file order) */
+		for (size_t k = lo; k < nmasks && !in && strcmp(rules[masks[k]].comps[0], r->comps[0]) == 0; k++)
+			if (runtimes_overlap(r, &rules[masks[k]]) && rule_inside(&rules[masks[k]], r))
+				in = &rules[masks[k]];
+		for (size_t k = 0; k < nglob && (!in || &rules[ord[k]] < in); k++)
+			if (runtimes_overlap(r, &rules[ord[k]]) && rule_inside(&rules[ord[k]], r)) {
+				in = &rules[ord[k]];
 				break;
 			}
-		}
+		if (in)
+			msgs_add(ld->errs, "%s:%d: %s rule \"%s\" is inside the masked subtree \"%s\" (line %d). Expected %s paths outside every mask: nothing below a mask is reachable. Example: %s",
+				 ld->file, r->line, class_keys[r->cls], r->path, in->path, in->line,
+				 class_words[r->cls], class_examples[r->cls]);
 	}
+	free(first);
+	free(masks);
+	free(ord);
 }
 
 static void parse_class(struct loader *ld, const config_setting_t *list, enum awfs_class cls,
@@ -450,7 +513,8 @@ static void parse_class(struct loader *ld, const config_setting_t *list, enum aw
 			rule_free(&r);
 			continue;
 		}
-		*rules = util_xrealloc(*rules, (*n + 1) * sizeof(**rules));
+		if ((*n & (*n - 1)) == 0)	/* 0, 1, 2, 4...: room doubles, n appends cost n */
+			*rules = util_xrealloc(*rules, (*n ? 2 * *n : 1) * sizeof(**rules));
 		(*rules)[(*n)++] = r;
 	}
 }

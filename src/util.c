@@ -66,6 +66,24 @@ char *util_xvasprintf(const char *fmt, va_list ap)
 	return s;
 }
 
+static void str_put(struct util_str *b, const char *text, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		b->cap = (b->len + n + 1) * 2;
+		b->s = util_xrealloc(b->s, b->cap);
+	}
+	memcpy(b->s + b->len, text, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+void util_str_join(struct util_str *b, const char *sep, const char *text)
+{
+	if (b->len)
+		str_put(b, sep, strlen(sep));
+	str_put(b, text, strlen(text));
+}
+
 char *util_xasprintf(const char *fmt, ...)
 {
 	va_list ap;

@@ -47,6 +47,18 @@ char *util_xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf,
 /* Format into a new string or abort. */
 char *util_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * A string that grows at its end: n appends cost what their bytes do, not
+ * n times the string so far (a list of 100,000 rules in one line). s is
+ * NULL until the first append; the owner frees it.
+ */
+struct util_str {
+	char *s;
+	size_t len, cap;
+};
+/* Append @text, after @sep when the string is not empty. */
+void util_str_join(struct util_str *b, const char *sep, const char *text);
+
 /* Append a formatted message to @m. */
 void msgs_add(struct awfs_msgs *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Free every message and reset @m to empty. */

@@ -45,32 +45,27 @@ static size_t uncl_n;
 
 void verdict_init(const struct awfs_ops_config *c)
 {
-	size_t len = 0;
+	struct util_str hint = { 0 };
 
 	cfg = c;
 	ratelimit_init(&rl, 10.0, 50.0);
 	bytelimit_init(&bl, AWFS_LOG_BYTES_PER_HOUR / 3600.0, AWFS_LOG_BYTES_BURST,
 		       AWFS_LOG_BYTES_PER_MOUNT);
-	writable_hint = util_xstrdup("");
 	for (size_t i = 0; i < c->policy->nrules; i++) {
 		const struct awfs_rule *r = &c->policy->rules[i];
 		char esc[3 * PATH_MAX], mnt[3 * PATH_MAX];
-		char *next;
 
 		if (r->cls != AWFS_CLASS_WRITE)
 			continue;
 		log_escape(r->path, strlen(r->path), esc, sizeof(esc));
 		log_escape(c->mountpoint, strlen(c->mountpoint), mnt, sizeof(mnt));
-		next = util_xasprintf("%s%s%s%s%s", writable_hint, len ? ", " : "", mnt,
-				      r->ncomps ? "/" : "", r->ncomps ? esc : "");
-		free(writable_hint);
-		writable_hint = next;
-		len++;
+		util_str_join(&hint, ", ", mnt);
+		if (r->ncomps) {
+			util_str_join(&hint, "", "/");
+			util_str_join(&hint, "", esc);
+		}
 	}
-	if (!len) {
-		free(writable_hint);
-		writable_hint = util_xstrdup("none (the policy has no allow_write rule)");
-	}
+	writable_hint = hint.s ? hint.s : util_xstrdup("none (the policy has no allow_write rule)");
 }
 
 void verdict_fini(void)
@@ -511,20 +506,18 @@ void verdict_flush_suppressed(void)
 /* "create 3, unlink 1" (escaped), or "none". */
 static char *counts_text(struct awfs_counts *c)
 {
-	char *s = util_xstrdup(c->n ? "" : "none");
+	struct util_str s = { 0 };
 
 	counts_sort(c);
 	for (size_t i = 0; i < c->n; i++) {
-		char esc[3 * NAME_MAX + 8];
-		char *next;
+		char esc[3 * NAME_MAX + 8], n[32];
 
 		log_escape(c->v[i].key, strlen(c->v[i].key), esc, sizeof(esc));
-		next = util_xasprintf("%s%s%s %llu", s, i ? ", " : "", esc,
-				      (unsigned long long)c->v[i].n);
-		free(s);
-		s = next;
+		snprintf(n, sizeof(n), " %llu", (unsigned long long)c->v[i].n);
+		util_str_join(&s, ", ", esc);
+		util_str_join(&s, "", n);
 	}
-	return s;
+	return s.s ? s.s : util_xstrdup("none");
 }
 
 char *verdict_summary(void)

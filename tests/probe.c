@@ -108,6 +108,56 @@ static int ok(void)
 	return 0;
 }
 
+/*
+ * churn DIR N: what a build or fsstress does to a directory, N times over,
+ * each round new names: create a file and write it, rename it, stat it;
+ * every third round unlink an older one, every fifth link one, every
+ * seventh make a directory, create in it and rename it.
+ */
+static int churn(const char *dir, long n)
+{
+	char a[4096], b[4096], c[4096];
+	struct stat st;
+	const char *what = "";
+	long i;
+
+#define STEP(name, call) do { what = (name); if ((call) < 0) goto failed; } while (0)
+	for (i = 0; i < n; i++) {
+		int fd;
+
+		snprintf(a, sizeof(a), "%s/new.%ld", dir, i);
+		snprintf(b, sizeof(b), "%s/file.%ld", dir, i);
+		STEP("create", fd = open(a, O_WRONLY | O_CREAT | O_EXCL, 0644));
+		STEP("write", write(fd, "churn\n", 6));
+		close(fd);
+		STEP("rename", rename(a, b));
+		STEP("stat", stat(b, &st));
+		if (i % 3 == 2) {
+			snprintf(c, sizeof(c), "%s/file.%ld", dir, i - 2);
+			STEP("unlink", unlink(c));
+		}
+		if (i % 5 == 4) {
+			snprintf(c, sizeof(c), "%s/link.%ld", dir, i);
+			STEP("link", link(b, c));
+		}
+		if (i % 7 == 6) {
+			snprintf(a, sizeof(a), "%s/d.%ld", dir, i);
+			snprintf(c, sizeof(c), "%s/d.%ld/f", dir, i);
+			STEP("mkdir", mkdir(a, 0755));
+			STEP("create", fd = open(c, O_WRONLY | O_CREAT | O_EXCL, 0644));
+			close(fd);
+			snprintf(c, sizeof(c), "%s/dir.%ld", dir, i);
+			STEP("rename", rename(a, c));
+		}
+	}
+#undef STEP
+	snprintf(out, sizeof(out), "%ld", n);
+	return ok();
+failed:
+	printf("%s:%ld:%s\n", what, i, util_errno_name(errno));
+	return 0;
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -224,7 +274,10 @@ static int usage(void)
 	      "  link-follow OLD NEW        fd-link PATH NEW (O_PATH, linkat of /proc/self/fd/N)\n"
 	      "  setflags PATH HEX (FS_IOC_SETFLAGS, e.g. 40000000 casefold)\n"
 	      "  clone SRC DST (FICLONE)    deep DIR N OP ARGS... (OP run N levels of\n"
-	      "                             200-byte directories below DIR, made as needed)\n",
+	      "                             200-byte directories below DIR, made as needed)\n"
+	      "  churn DIR N (N rounds in DIR: create, rename, stat, and a link, an unlink,\n"
+	      "                             a directory made, filled, renamed; OK:N or the\n"
+	      "                             first failure as OP:ROUND:ERRNO)\n",
 	      stderr);
 	return 2;
 }
@@ -386,6 +439,10 @@ int main(int argc, char **argv)
 	if (!strcmp(op, "symlink")) {
 		NEED(2);
 		return symlink(argv[2], argv[3]) < 0 ? fail() : ok();
+	}
+	if (!strcmp(op, "churn")) {
+		NEED(2);
+		return churn(argv[2], atol(argv[3]));
 	}
 	if (!strcmp(op, "link")) {
 		NEED(2);

@@ -44,7 +44,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 
 # in the order they run within a repetition: what deletes, what only reads, what creates
-ALL_WORKLOADS="unlink rm mount stat json findcat lsR seqread_warm seqread_cold randread1 randread4 git_status append append_flood create untar seqwrite git_commit"
+ALL_WORKLOADS="unlink rm mount stat json findcat lsR seqread_warm seqread_cold randread1 randread4 git_status append append_flood create untar seqwrite git_commit rules"
 ALL_TARGETS="native awfs awfs-ro bindfs fuse-overlayfs passthrough_ll"
 PEERS="bindfs fuse-overlayfs passthrough_ll"
 
@@ -273,6 +273,7 @@ cleanup() {
 	for ((i = ${#MOUNTED[@]} - 1; i >= 0; i--)); do
 		unmount_path "${MOUNTED[$i]}" || say "bench: could not unmount ${MOUNTED[$i]}"
 	done
+	is_mounted "$RUN/rules/mnt" && unmount_path "$RUN/rules/mnt"	# the policy-size workload's
 	for t in "${!PID[@]}"; do stop_pid "${PID[$t]}"; done
 	rm -rf "$WORKROOT/cache/tmp.$$"
 	left=$(awk -v r="$RUN/" 'index($5, r) == 1 { print $5 }' /proc/self/mountinfo)
@@ -362,6 +363,7 @@ fi
 sz() { awk -v b="$1" -v s="$SCALE" -v m="${2:-1}" 'BEGIN { v = int(b * s + 0.5); if (v < m) v = m; print v }'; }
 N_APPEND=$(sz 20000)
 N_META=$(sz 10000)
+RULES_DIRS=$(sz 2000)
 N_JSON=$(sz 1000)
 TREE_FILES=$(sz 11400 12)	# ~120 MB: sizes log-uniform in 128 B .. 64 KiB (mean ~10.5 KB)
 SEQ_MIB=$(sz 512 4)
@@ -396,6 +398,10 @@ git_status	git status ($(num "$GIT_FILES") files), warm	time
 git_commit	git add -A && git commit (20 changed, 5 new files)	time	
 mount	mount latency (launch to first lookup)	ms	≤ 5 ms
 unmount	unmount (fusermount3 -u until the daemon exits)	ms	
+rules_mount_10k	mount latency with 10,000 rules (dN/*/xN)	ms	
+rules_mount_100k	mount latency with 100,000 rules	ms	
+rules_find_10k	find -type f over $(num "$((RULES_DIRS * 10))") files the 10,000 rules match, warm	time	
+rules_find_100k	the same find under 100,000 rules, warm	time	
 rss_idle	daemon RSS idle after mount	mib	≤ 4 MiB
 rss_peak	daemon peak RSS (VmHWM) over the run	mib	bounded
 EOF
@@ -406,6 +412,8 @@ targets_for() {
 	local w=$1 t out=""
 	for t in $TARGETS; do
 		case $w:$t in
+		rules:native|rules:awfs) ;;
+		rules:*) continue ;;
 		mount:native|mount:awfs-ro) continue ;;
 		append_flood:native|append_flood:awfs) ;;
 		append_flood:*) continue ;;
@@ -836,7 +844,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
 			done
 		fi
 		for w in $WORKLOADS; do
-			[ "$(phase_of "$w")" = $phase ] || continue
+			[ "$(phase_of "$w")" = $phase ] && [ "$w" != rules ] || continue
 			read -r -a tl <<<"$(targets_for "$w")"
 			n=${#tl[@]}
 			[ "$n" -gt 0 ] || continue
@@ -849,6 +857,65 @@ for ((rep = 1; rep <= REPS; rep++)); do
 		[ "$t" != native ] && alive "$t" && rec_rss "$t" "$rep" rss_peak
 	done
 done
+
+# ---------------------------------------------------------------- policy size
+# rules: awfs under a generated policy of 10,000 and 100,000 rules (dN/*/xN,
+# as one rule per tool grant or per repository would make): its mount
+# latency (launch until the command returns with the mount serving), and a
+# warm find -type f (a lookup and a stat each) over RULES_DIRS directories
+# dN/s of 10 files whose xN the rules match, as a ratio to the same find on
+# the directory itself. Policy loading, its checks and classification were
+# quadratic in the rules (issue 16): 80 s to load 100,000.
+rules_tree() {
+	local d=$1 i f
+	[ -f "$d/.done" ] && return 0
+	rm -rf "$d"
+	for ((i = 0; i < RULES_DIRS; i++)); do
+		mkdir -p "$d/d$i/s" || return 1
+		for f in "x$i" y0 y1 y2 y3 y4 y5 y6 y7 y8; do : >"$d/d$i/s/$f"; done
+	done
+	: >"$d/.done"
+}
+rules_policy() {	# rules_policy N FILE
+	[ -s "$2" ] && return 0
+	awk -v n="$1" 'BEGIN { print "version = 1;\nallow_write = ("
+		for (i = 0; i < n; i++) printf "  { path = \"d%d/*/x%d\"; reason = \"generated\"; }%s\n", i, i, i < n - 1 ? "," : ""
+		print ");" }' >"$2.tmp" && chmod 644 "$2.tmp" && mv "$2.tmp" "$2"
+}
+bench_rules() {
+	local d=$RUN/rules n k rep pol t0 t1 tries
+	case " $(echo $ACTIVE) " in *" awfs "*) ;; *) return 0 ;; esac	# one per line
+	mkdir -p "$d/mnt"
+	chmod 755 "$d"
+	rules_tree "$d/src" || { note "rules: could not make the tree"; return 0; }
+	for n in 10000 100000; do
+		k=$((n / 1000))k
+		pol=$WORKROOT/cache/rules-$n.conf
+		rules_policy "$n" "$pol" || { note "rules: could not write $pol"; continue; }
+		for ((rep = 1; rep <= REPS; rep++)); do
+			drop_dentries
+			t0=$(date +%s%N)
+			if ! "$AWFS" "$d/mnt" --policy "$pol" --source "$d/src" --log "$RUN/rules.log" 2>>"$ERRLOG"; then
+				rec "rules_mount_$k" awfs "$rep" FAIL
+				continue
+			fi
+			t1=$(date +%s%N)
+			rec "rules_mount_$k" awfs "$rep" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", (b - a) / 1e9 }')"
+			untimed find "$d/src" -type f -printf '%s\n'
+			untimed find "$d/mnt" -type f -printf '%s\n'
+			if tx find "$d/src" -type f -printf '%s\n'; then rec "rules_find_$k" native "$rep" "$SEC"; else rec "rules_find_$k" native "$rep" FAIL; fi
+			if tx find "$d/mnt" -type f -printf '%s\n'; then rec "rules_find_$k" awfs "$rep" "$SEC"; else rec "rules_find_$k" awfs "$rep" FAIL; fi
+			say "$(printf '[%s] rep %d/%d  rules %-7s mount %s s, find %s s' "$(elapsed)" "$rep" "$REPS" "$k" \
+				"$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')" "$SEC")"
+			fusermount3 -u "$d/mnt" 2>>"$ERRLOG" || umount -l "$d/mnt"
+			for tries in $(seq 100); do	# the daemon gone before the next mount
+				pgrep -f -- "--source $d/src" >/dev/null || break
+				sleep 0.1
+			done
+		done
+	done
+}
+want_workload rules && bench_rules
 END=$(date +%s)
 
 # ---------------------------------------------------------------- results

@@ -2,7 +2,8 @@
 /*
  * test_inode.c - the inode table's list of host files, newest first: what
  * inode_oldest() names and in which order, that a second lookup makes a file
- * the newest, that directories are not on it, the pressure hook past the
+ * the newest, that directories are on a list of their own, that a rename
+ * (inode_moved) changes the name named, the pressure hook past the
  * high mark, and that freeing takes a file off the list; that a file keeps
  * the directory it was found in alive, and the directory goes with its last
  * file; finding a host inode (a directory by (dev, ino): one inode
@@ -57,12 +58,12 @@ static struct awfs_inode *take(const char *name)
 	return take_in(root, "", name);
 }
 
-/* The next n oldest names, space-separated. */
-static const char *oldest(size_t n)
+/* The next n oldest names (of files, or of directories), space-separated. */
+static const char *oldest_of(size_t n, bool dirs)
 {
 	static char out[256];
 	struct inode_ref v[NFILES + 1];
-	size_t got = inode_oldest(v, n);
+	size_t got = inode_oldest(v, n, dirs);
 
 	out[0] = '\0';
 	for (size_t i = 0; i < got; i++) {
@@ -72,6 +73,11 @@ static const char *oldest(size_t n)
 		free(v[i].name);
 	}
 	return out;
+}
+
+static const char *oldest(size_t n)
+{
+	return oldest_of(n, false);
 }
 
 static int setup(void **state)
@@ -128,15 +134,27 @@ static void test_lru(void **state)
 	/* a second lookup makes a file the newest */
 	assert_ptr_equal(take("f4"), in[4]);
 	assert_string_equal(oldest(NFILES), "f0 f1 f2 f3 f4");
-	/* never more than there are */
-	/* ... but is never named: dropping it would drop its subtree */
+	/* never more than there are; the directory is not among the files ... */
 	assert_string_equal(oldest(NFILES + 1), "f0 f1 f2 f3 f4");
+	/* ... but on a list of its own, for when files alone cannot make room */
+	assert_string_equal(oldest_of(NFILES, true), "sub");
+
+	/* a rename through awfs: the kernel has the file under its new name now */
+	inode_moved(in[1]->dev, in[1]->ino, root, "renamed");
+	assert_string_equal(oldest(2), "f0 renamed");
+	/* and a lookup under another name (the host renamed it, a hard link) */
+	assert_ptr_equal(take_in(root, "", "f2"), in[2]);	/* the same name: unchanged */
+	inode_put(in[2], 1);
+	inode_moved(in[2]->dev, in[2]->ino, root, "other");
+	inode_moved(in[2]->dev, in[2]->ino, root, "f2");	/* back to its first name */
+	assert_string_equal(oldest(NFILES), "f3 f4 f0 renamed f2");	/* f2 looked up again: the newest */
+	inode_moved(in[1]->dev, in[1]->ino, root, "f1");
 
 	/* freed: off the list */
 	inode_put(in[4], 2);
 	inode_put(in[0], 1);
 	assert_int_equal(inode_host_files(), NFILES - 2);
-	assert_string_equal(oldest(NFILES), "f1 f2 f3");
+	assert_string_equal(oldest(NFILES), "f3 f1 f2");
 	inode_put(sub, 1);
 	assert_int_equal(inode_host_dirs(), 0);
 	for (int i = 1; i < 4; i++)

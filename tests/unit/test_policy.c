@@ -260,6 +260,48 @@ static void test_all_problems_reported(void **state)
 	msgs_clear(&errs);
 }
 
+static bool starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/*
+ * The set checks on a policy of 20,000 rules (sorted, not a pass over every
+ * pair): each duplicate and each rule inside a mask is reported, in file
+ * order, naming the earlier rule and the first mask in the file; the same
+ * path in rules whose runtimes do not overlap is not a duplicate.
+ */
+static void test_set_checks_at_scale(void **state)
+{
+	size_t cap = 4 << 20, len = 0;
+	char *text = malloc(cap);
+	struct awfs_msgs errs = { 0 };
+
+	(void)state;
+	assert_non_null(text);
+	len += (size_t)snprintf(text + len, cap - len, "version = 1;\nallow_write = (\n");
+	for (int i = 0; i < 20000; i++)	/* lines 3..20002 */
+		len += (size_t)snprintf(text + len, cap - len, "  { path = \"d%d/*/x%d\"; reason = \"r\"; },\n", i, i);
+	/* 20003: a duplicate of line 10; 20004: the same path, other runtimes:
+	 * no overlap with line 20005's; 20006: inside two masks, the glob one first */
+	len += (size_t)snprintf(text + len, cap - len,
+		"  { path = \"d7/*/x7\"; reason = \"twice\"; },\n"
+		"  { path = \"same\"; reason = \"r\"; runtimes = [\"docker\"]; },\n"
+		"  { path = \"same\"; reason = \"r\"; runtimes = [\"nvx\"]; },\n"
+		"  { path = \"m1/in\"; reason = \"inside\"; }\n);\n"
+		"mask = ( { path = \"m*\"; reason = \"glob\"; },\n"	/* 20008 */
+		"  { path = \"m1\"; reason = \"literal\"; },\n"		/* 20009 */
+		"  { path = \"d3/*/x3\"; reason = \"in two classes\"; } );\n");	/* 20010 */
+	assert_null(policy_parse(text, "big.conf", NULL, &errs));
+	print_msgs("set checks", &errs);
+	assert_int_equal(errs.n, 3);
+	assert_true(starts_with(errs.v[0], "big.conf:20003: path \"d7/*/x7\" is already listed in allow_write at line 10."));
+	assert_true(starts_with(errs.v[1], "big.conf:20010: path \"d3/*/x3\" is in mask here and in allow_write at line 6."));
+	assert_true(starts_with(errs.v[2], "big.conf:20006: allow_write rule \"m1/in\" is inside the masked subtree \"m*\" (line 20008)."));
+	msgs_clear(&errs);
+	free(text);
+}
+
 /* ------------------------------------------------------------- bad fixtures */
 
 /* Whether @msg has the shape NAME:LINE: what. Expected ... Example: ... */
@@ -498,6 +540,7 @@ int main(void)
 		cmocka_unit_test(test_installed_policy),
 		cmocka_unit_test(test_rule_fields),
 		cmocka_unit_test(test_all_problems_reported),
+		cmocka_unit_test(test_set_checks_at_scale),
 	};
 	static const struct CMUnitTest load[] = {
 		cmocka_unit_test_setup_teardown(test_load_ok, load_setup, load_teardown),
