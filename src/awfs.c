@@ -1004,6 +1004,10 @@ int main(int argc, char *argv[])
 			log_msg(AWFS_LOG_INFO, "awfsctl verify's probes will be logged and counted as denials: cannot keep this mount's verify token in %s",
 				why);
 	}
+	/* the mount serves (requests wait for the loop): before the fork, so
+	 * that in the background "ready" comes before the command returns */
+	if (ready_fd >= 0)
+		say_ready(ready_fd);
 	if (fuse_daemonize(o.foreground) != 0) {
 		fprintf(stderr, "awfs: cannot go to the background\n");
 		goto out_aliases;
@@ -1013,8 +1017,6 @@ int main(int argc, char *argv[])
 		log_msg(AWFS_LOG_ERR, "cannot open /proc/self/fd: %s; unmounting", strerror(err));
 		goto out_aliases;
 	}
-	if (ready_fd >= 0)
-		say_ready(ready_fd);
 
 	ret = loop_run(se, (unsigned)spin_us, 8, files_high()) < 0;
 	summary = verdict_summary();

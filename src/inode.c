@@ -52,53 +52,40 @@ static struct awfs_inode **buckets;
 static size_t nbuckets;
 static uint64_t count;
 static uint64_t id_key;		/* see inode_get() */
-/* host non-directories, newest first; host directories but the root, the same */
-static struct awfs_lru {
-	struct awfs_inode *head, *tail;
-} files_lru, dirs_lru;
+static struct awfs_inode *lru_head, *lru_tail;	/* host non-directories, newest first */
 static uint64_t nfiles;		/* on that list */
 static uint64_t ndirs;		/* host directories (each holds an fd), not the root */
 static uint64_t pressure_high = UINT64_MAX;
 static void (*pressure_hook)(void);
 static void (*dir_free)(struct awfs_inode *dir);
 
-static struct awfs_lru *lru_of(const struct awfs_inode *in)
-{
-	return in->type == S_IFDIR ? &dirs_lru : &files_lru;
-}
-
 static void lru_unlink(struct awfs_inode *in)
 {
-	struct awfs_lru *l = lru_of(in);
-
 	if (in->lru_prev)
 		in->lru_prev->lru_next = in->lru_next;
 	else
-		l->head = in->lru_next;
+		lru_head = in->lru_next;
 	if (in->lru_next)
 		in->lru_next->lru_prev = in->lru_prev;
 	else
-		l->tail = in->lru_prev;
+		lru_tail = in->lru_prev;
 	in->lru_prev = in->lru_next = NULL;
 }
 
 static void lru_push(struct awfs_inode *in)
 {
-	struct awfs_lru *l = lru_of(in);
-
 	in->lru_prev = NULL;
-	in->lru_next = l->head;
-	if (l->head)
-		l->head->lru_prev = in;
-	l->head = in;
-	if (!l->tail)
-		l->tail = in;
+	in->lru_next = lru_head;
+	if (lru_head)
+		lru_head->lru_prev = in;
+	else
+		lru_tail = in;
+	lru_head = in;
 }
 
-/* on one of the two lists: every host inode but the root */
 static bool on_lru(const struct awfs_inode *in)
 {
-	return in->fd >= 0 && in != &root;
+	return in->fd >= 0 && in->name != NULL;
 }
 
 static size_t hash_key(dev_t dev, uint64_t ino, const void *salt)
@@ -203,17 +190,36 @@ static struct awfs_inode *find_host_locked(dev_t dev, ino_t ino, const struct aw
 	return NULL;
 }
 
-/* @in (a host inode, not the root) is @name in @dir for the kernel now; table_lock held. */
+static bool is_name(uint64_t kparent, const char *kname, uint64_t id, const char *name)
+{
+	return kname && kparent == id && strcmp(kname, name) == 0;
+}
+
+/* the kernel's latest name for @in is @name in directory @id; table_lock held */
+static void set_kname(struct awfs_inode *in, uint64_t id, const char *name)
+{
+	free(in->kname);
+	in->kparent = id;
+	in->kname = strcmp(in->name, name) == 0 ? NULL : util_xstrdup(name);
+}
+
+/*
+ * @in (a host non-directory) was just found as @name in @dir: the kernel
+ * holds that name now, and may still hold the one before (a hard link), so
+ * that one is kept as the second; table_lock held.
+ */
 static void kernel_name_locked(struct awfs_inode *in, const struct awfs_inode *dir, const char *name)
 {
 	uint64_t id = inode_nodeid(dir);
-	const char *now = in->kname ? in->kname : in->name;
 
-	if (in->kparent == id && now && strcmp(now, name) == 0)
+	if (is_name(in->kparent, in->kname ? in->kname : in->name, id, name) ||
+	    is_name(in->kparent2, in->kname2, id, name))
 		return;
-	in->kparent = id;
-	free(in->kname);
-	in->kname = in->name && strcmp(in->name, name) == 0 ? NULL : util_xstrdup(name);
+	free(in->kname2);
+	in->kparent2 = in->kparent;
+	in->kname2 = in->kname ? in->kname : util_xstrdup(in->name);
+	in->kname = NULL;
+	set_kname(in, id, name);
 }
 
 /* Give the directory @in the state of the name it was just found by; table_lock held. */
@@ -257,13 +263,11 @@ struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct a
 		in->parent = dir;
 		in->kparent = inode_nodeid(dir);
 		dir->refs++;
+		lru_push(in);
 		nfiles++;
 	} else {
-		in->kparent = inode_nodeid(dir);	/* not a reference: see inode_moved() */
-		in->kname = util_xstrdup(name);
 		ndirs++;
 	}
-	lru_push(in);
 	pressed = nfiles + ndirs > pressure_high && pressure_hook;
 	insert(in);
 	pthread_mutex_unlock(&table_lock);
@@ -339,10 +343,9 @@ void inode_put(struct awfs_inode *in, uint64_t n)
 		count--;
 		if (on_lru(in)) {
 			lru_unlink(in);
-			if (in->type == S_IFDIR)
-				ndirs--;
-			else
-				nfiles--;
+			nfiles--;
+		} else if (in->type == S_IFDIR && in->fd >= 0) {
+			ndirs--;
 		}
 		pthread_mutex_unlock(&table_lock);
 
@@ -353,6 +356,7 @@ void inode_put(struct awfs_inode *in, uint64_t n)
 		parent = in->parent;
 		free(in->name);
 		free(in->kname);
+		free(in->kname2);
 		free(in);
 		in = parent;	/* the child held one reference on it */
 		n = 1;
@@ -396,20 +400,29 @@ void inode_restate(dev_t dev, ino_t ino, const struct awfs_state *state)
  * invalidation sent for a nodeid it no longer has (or has again, for
  * another inode) only drops a cached entry, which a lookup brings back.
  */
-void inode_moved(dev_t dev, ino_t ino, const struct awfs_inode *dir, const char *name)
+void inode_moved(dev_t dev, ino_t ino, const struct awfs_state *state, const struct awfs_inode *from,
+		 const char *old, const struct awfs_inode *dir, const char *name)
 {
+	uint64_t was = inode_nodeid(from);
+
 	pthread_mutex_lock(&table_lock);
-	for (struct awfs_inode *in = buckets[hash_key(dev, ino, NULL) % nbuckets]; in; in = in->next)
-		if (on_lru(in) && in->dev == dev && in->ino == ino)
-			kernel_name_locked(in, dir, name);
+	for (struct awfs_inode *in = buckets[hash_key(dev, ino, NULL) % nbuckets]; in; in = in->next) {
+		if (!on_lru(in) || in->dev != dev || in->ino != ino || in->state != state)
+			continue;
+		if (is_name(in->kparent2, in->kname2, was, old)) {	/* the second name moved */
+			free(in->kname2);
+			in->kparent2 = inode_nodeid(dir);
+			in->kname2 = util_xstrdup(name);
+		} else {
+			set_kname(in, inode_nodeid(dir), name);
+		}
+	}
 	pthread_mutex_unlock(&table_lock);
 }
 
 bool inode_pressed(void)
 {
-	/* a hint, read without the lock: a stale count errs by one entry */
-	return __atomic_load_n(&nfiles, __ATOMIC_RELAXED) + __atomic_load_n(&ndirs, __ATOMIC_RELAXED) >
-	       __atomic_load_n(&pressure_high, __ATOMIC_RELAXED);
+	return read_locked(&nfiles) + read_locked(&ndirs) > read_locked(&pressure_high);
 }
 
 uint64_t inode_pressure_mark(void)
@@ -471,18 +484,19 @@ uint64_t inode_host_dirs(void)
 	return read_locked(&ndirs);
 }
 
-size_t inode_oldest(struct inode_ref *out, size_t max, bool dirs)
+size_t inode_oldest(struct inode_ref *out, size_t max)
 {
-	struct awfs_lru *l = dirs ? &dirs_lru : &files_lru;
 	size_t n = 0;
 
 	pthread_mutex_lock(&table_lock);
-	while (n < max && n < (dirs ? ndirs : nfiles) && l->tail) {
-		struct awfs_inode *in = l->tail;
+	while (n < max && n < nfiles && lru_tail) {
+		struct awfs_inode *in = lru_tail;
 
 		out[n].id = inode_nodeid(in);
 		out[n].parent_id = in->kparent;
 		out[n].name = util_xstrdup(in->kname ? in->kname : in->name);
+		out[n].parent_id2 = in->kparent2;
+		out[n].name2 = util_xstrdup(in->kname2);
 		n++;
 		lru_unlink(in);	/* to the newest end: the next call names others */
 		lru_push(in);

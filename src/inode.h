@@ -54,12 +54,14 @@ struct awfs_inode {
 					   directory it was first found in (referenced) */
 	char *name;			/* synthetic and host non-directories: the name it
 					   was first found by, in parent */
-	uint64_t kparent;		/* host inodes but the root: the nodeid of the directory */
+	uint64_t kparent;		/* host non-directories: the nodeid of the directory */
 	char *kname;			/* and the name (NULL: name) the kernel last had it
 					   under, found or renamed through awfs: what the
 					   trimmer asks the kernel to drop (table_lock) */
-	struct awfs_inode *lru_prev, *lru_next;	/* host non-directories, newest first; host
-						   directories on a list of their own */
+	uint64_t kparent2;		/* the name it had before a lookup or link found */
+	char *kname2;			/* it under that one (NULL: none): a hard link
+					   keeps both in the kernel (table_lock) */
+	struct awfs_inode *lru_prev, *lru_next;	/* host non-directories, newest first */
 	uint64_t synth_ino;		/* synthetic only: st_ino served */
 	unsigned char virt;		/* AWFS_VIRT_*: a node of the information directory */
 	unsigned char folds;		/* directories: 0 not checked, 1 case-sensitive, 2 folds case */
@@ -105,15 +107,16 @@ uint64_t inode_find_host(dev_t dev, ino_t ino, const struct awfs_state *state);
 /* The host directory (dev, ino) is now named in state @state (a rename through awfs). */
 void inode_restate(dev_t dev, ino_t ino, const struct awfs_state *state);
 /*
- * The host inode (dev, ino) is now @name in @dir (a rename through awfs):
- * where the trimmer finds it in the kernel's cache.
+ * The host non-directory (dev, ino), found in state @state, is now @name
+ * in @dir instead of @old in @from (a rename through awfs): where the
+ * trimmer finds it in the kernel's cache. (An alias of it in another class
+ * keeps its own names.)
  */
-void inode_moved(dev_t dev, ino_t ino, const struct awfs_inode *dir, const char *name);
+void inode_moved(dev_t dev, ino_t ino, const struct awfs_state *state, const struct awfs_inode *from,
+		 const char *old, const struct awfs_inode *dir, const char *name);
 /*
  * More host inodes than the mark set by inode_set_pressure(): a listing
- * then gives the kernel names without inodes (ops.c). (Entries given with
- * a zero timeout are not dropped any sooner by the kernels measured here:
- * only FORGET, after the trimmer's invalidation or memory pressure, is.)
+ * then gives the kernel names without inodes (ops.c).
  */
 bool inode_pressed(void);
 /* That mark (UINT64_MAX when none is set). */
@@ -127,6 +130,8 @@ struct inode_ref {
 	uint64_t id;
 	uint64_t parent_id;
 	char *name;
+	uint64_t parent_id2;	/* inode_oldest(): a second name, or NULL */
+	char *name2;
 };
 /*
  * Every host inode @want accepts (called under the table lock: it must not
@@ -142,17 +147,18 @@ uint64_t inode_count(void);
  * decides how many it keeps; past @high host inodes (files and directories
  * together), @hook (set once, before serving) is called, outside the table
  * lock, each time one is added. inode_oldest() then names the least
- * recently looked-up non-directories (@dirs false) or directories (@dirs
- * true: the kernel drops what it caches below one with it, so the trimmer
- * names them only when files alone cannot make room) so that the kernel can
- * be asked to drop them (it forgets them, and their fds are closed): up to
- * @max, each where the kernel last had it (its directory's nodeid and a
- * copy of its name; the caller frees them), moved to the newest end so that
- * the next call names others. Returns how many.
+ * recently looked-up non-directories (never a directory: the kernel would
+ * unhash it even in use, a process's working directory, a mount point
+ * below, and drop its whole subtree) so that the kernel can be asked to
+ * drop them (it forgets them, and their fds are closed): up to @max, each
+ * where the kernel last had it (its directory's nodeid and a copy of its
+ * name, and a second name the kernel may hold as well; the caller frees
+ * them), moved to the newest end so that the next call names others.
+ * Returns how many.
  */
 void inode_set_pressure(uint64_t high, void (*hook)(void));
 uint64_t inode_host_files(void);
 uint64_t inode_host_dirs(void);
-size_t inode_oldest(struct inode_ref *out, size_t max, bool dirs);
+size_t inode_oldest(struct inode_ref *out, size_t max);
 
 #endif

@@ -21,13 +21,12 @@
  *
  * A third kind of thread, the trimmer, keeps the open file limit out of
  * reach: every host inode holds an fd, and the kernel decides how many
- * inodes it keeps. Past files_high host inodes, the trimmer asks the
- * kernel to drop the files looked up least recently, under the name the
- * kernel has them by now (renames and new lookups keep it current), and
- * when files alone cannot make room, directories (each with what the
- * kernel caches below it): a notification, never from a request's own
- * thread, as libfuse requires; the kernel then forgets those it does not
- * use, and their fds are closed.
+ * inodes it keeps. Past files_high host inodes (directories count, but
+ * only files are dropped: a directory would take its subtree with it), the
+ * trimmer asks the kernel to drop the files looked up least recently, under
+ * the name the kernel has each by now (a notification, never from a
+ * request's own thread, as libfuse requires);
+ * the kernel then forgets those it does not use, and their fds are closed.
  * A walk over more files than the limit costs lookups again instead of
  * EMFILE; what the kernel cannot drop (files held open) keeps its fd. The
  * trimmer is started the first time the mark is passed.
@@ -263,42 +262,45 @@ static void trim_poke(void)
 	pthread_mutex_unlock(&trim.lock);
 }
 
-/* ask the kernel to drop up to @want of the oldest files (or directories) */
-static void trim_some(uint64_t want, bool dirs)
+static void trim_round(void)
 {
 	static struct inode_ref v[TRIM_BATCH];
+	static int told;
+	uint64_t files = inode_host_files(), dirs = inode_host_dirs();
+	uint64_t low = trim.high - trim.high / 4, want;
+	const struct timespec settle = { 0, 5 * 1000 * 1000 };
 	size_t n;
 
+	if (files + dirs <= low)
+		return;
+	if (dirs > low && !told) {
+		told = 1;
+		log_msg(AWFS_LOG_WARN, "the kernel holds %llu directories, more than the %llu fds awfs keeps for files and directories: files are dropped as soon as they are looked up, and past the open file limit lookups fail (EMFILE); raise the limit (ulimit -Hn, LimitNOFILE=)",
+			(unsigned long long)dirs, (unsigned long long)trim.high);
+	}
+	/* down to 3/4 of high, oldest files first: directories stay */
+	want = files + dirs - low;
+	if (want > files)
+		want = files;
 	for (; want > 0; want -= n) {
-		n = inode_oldest(v, want < TRIM_BATCH ? (size_t)want : TRIM_BATCH, dirs);
+		n = inode_oldest(v, want < TRIM_BATCH ? (size_t)want : TRIM_BATCH);
 		if (n == 0)
 			break;
 		for (size_t i = 0; i < n; i++) {
 			/* -ENOENT: the kernel dropped it already; nothing else to do */
-			if (!__atomic_load_n(&trim.stop, __ATOMIC_RELAXED))
+			if (!__atomic_load_n(&trim.stop, __ATOMIC_RELAXED)) {
 				(void)fuse_lowlevel_notify_inval_entry(trim.se, v[i].parent_id,
 								       v[i].name, strlen(v[i].name));
+				if (v[i].name2)	/* a hard link: the kernel keeps it by both */
+					(void)fuse_lowlevel_notify_inval_entry(trim.se, v[i].parent_id2,
+									       v[i].name2, strlen(v[i].name2));
+			}
 			free(v[i].name);
+			free(v[i].name2);
 		}
 		if (__atomic_load_n(&trim.stop, __ATOMIC_RELAXED))
 			return;
 	}
-}
-
-static void trim_round(void)
-{
-	uint64_t files = inode_host_files(), dirs = inode_host_dirs();
-	uint64_t low = trim.high - trim.high / 4, want;
-	const struct timespec settle = { 0, 5 * 1000 * 1000 };
-
-	if (files + dirs <= low)
-		return;
-	/* down to 3/4 of high, oldest files first; directories (and what the
-	 * kernel caches below them) only when files alone cannot make room */
-	want = files + dirs - low;
-	trim_some(want < files ? want : files, false);
-	if (want > files)
-		trim_some(want - files, true);
 	nanosleep(&settle, NULL);	/* let the FORGETs in before counting again */
 }
 

@@ -189,17 +189,21 @@ static void caller_begin(fuse_req_t req)
  */
 static void reply_err(fuse_req_t req, int err)
 {
-	static atomic_int told;
+	static atomic_int told_nfile, told_mfile;
 
-	if ((err == EMFILE || err == ENFILE) && !atomic_exchange(&told, 1)) {
+	if (err == ENFILE && !atomic_exchange(&told_nfile, 1)) {
+		log_msg(AWFS_LOG_WARN, "ENFILE (the system's file table is full) reached a caller: raise fs.file-max, or find what holds the files");
+	} else if (err == EMFILE && !atomic_exchange(&told_mfile, 1)) {
 		struct rlimit rl = { 0, 0 };
+		uint64_t mark = inode_pressure_mark();
+		char most[64] = "";
 
 		(void)getrlimit(RLIMIT_NOFILE, &rl);
-		log_msg(AWFS_LOG_WARN, "%s reached a caller: awfs's open file limit (%llu) is spent: %llu by the files and directories the kernel keeps (at most %llu of them), the rest by files callers hold open; raise the limit awfs starts with (ulimit -Hn, LimitNOFILE= in a unit)",
-			err == EMFILE ? "EMFILE (too many open files)" : "ENFILE (the system's file table is full)",
+		if (mark != UINT64_MAX)
+			snprintf(most, sizeof(most), " (at most %llu of them)", (unsigned long long)mark);
+		log_msg(AWFS_LOG_WARN, "EMFILE (too many open files) reached a caller: awfs's open file limit (%llu) is spent: %llu by the files and directories the kernel keeps%s, the rest by files callers hold open; raise the limit awfs starts with (ulimit -Hn, LimitNOFILE= in a unit)",
 			(unsigned long long)rl.rlim_cur,
-			(unsigned long long)inode_host_files() + (unsigned long long)inode_host_dirs(),
-			(unsigned long long)inode_pressure_mark());
+			(unsigned long long)inode_host_files() + (unsigned long long)inode_host_dirs(), most);
 	}
 	fuse_reply_err(req, err);
 }
@@ -764,18 +768,21 @@ static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 }
 
 /*
- * What a rename made @name in @dir: its inode is told its new name, and a
- * directory takes the state @st (when not NULL: see inode.c).
+ * What a rename made @name in @dir, @old in @from before, in state @was
+ * there and @now here: a file's inode (of that class) is told its new
+ * name, a directory takes the new state (see inode.c).
  */
-static void moved_to(struct awfs_inode *dir, const char *name, const struct awfs_state *st)
+static void moved_to(struct awfs_inode *from, const char *old, struct awfs_inode *dir, const char *name,
+		     const struct awfs_state *was, const struct awfs_state *now)
 {
 	struct stat sb;
 
 	if (host_stat_at(dir->fd, name, &sb) != 0)
 		return;
-	inode_moved(sb.st_dev, sb.st_ino, dir, name);
-	if (S_ISDIR(sb.st_mode) && st)
-		inode_restate(sb.st_dev, sb.st_ino, st);
+	if (!S_ISDIR(sb.st_mode))
+		inode_moved(sb.st_dev, sb.st_ino, was, from, old, dir, name);
+	else if (was != now)
+		inode_restate(sb.st_dev, sb.st_ino, now);
 }
 
 static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
@@ -800,9 +807,9 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	if (!err) {
 		/* the kernel keeps its inodes: a directory takes the state of where
 		 * it is now, a file is found there by the trimmer */
-		moved_to(ndir, newname, sst != dst ? dst : NULL);
+		moved_to(dir, name, ndir, newname, sst, dst);
 		if (flags & RENAME_EXCHANGE)
-			moved_to(dir, name, sst != dst ? sst : NULL);
+			moved_to(ndir, newname, dir, name, dst, sst);
 	}
 	reply_err(req, err);
 }
@@ -1284,6 +1291,9 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	size_t i = 0, used = 0;
 	char *buf;
 	int err = 0;
+	/* past the mark (inode.h), no inode for each name listed: the kernel
+	 * looks a name up when it uses it */
+	bool pressed = plus && inode_pressed();
 
 	(void)fi;
 	if (off > 0) {
@@ -1309,11 +1319,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			/* "." and "..", and (EMFILE and the like) an entry whose lookup
 			 * failed, are listed without attributes: the kernel looks the
 			 * latter up when it is used, and gets the error then */
-			bool bare = strcmp(de->name, ".") == 0 || strcmp(de->name, "..") == 0;
-
-			/* past the mark (inode.h), no inode for each name listed:
-			 * the kernel looks a name up when it uses it */
-			bare = bare || inode_pressed();
+			bool bare = pressed || strcmp(de->name, ".") == 0 || strcmp(de->name, "..") == 0;
 
 			if (!bare) {
 				int lerr = do_lookup(dir, de->name, &e, NULL);

@@ -112,7 +112,9 @@ static int ok(void)
  * churn DIR N: what a build or fsstress does to a directory, N times over,
  * each round new names: create a file and write it, rename it, stat it;
  * every third round unlink an older one, every fifth link one, every
- * seventh make a directory, create in it and rename it.
+ * seventh make a directory, create in it, rename it and remove both (awfs
+ * never asks the kernel to drop a directory: made by the thousand they
+ * would spend a low limit by themselves).
  */
 static int churn(const char *dir, long n)
 {
@@ -148,6 +150,9 @@ static int churn(const char *dir, long n)
 			close(fd);
 			snprintf(c, sizeof(c), "%s/dir.%ld", dir, i);
 			STEP("rename", rename(a, c));
+			snprintf(a, sizeof(a), "%s/dir.%ld/f", dir, i);
+			STEP("unlink", unlink(a));
+			STEP("rmdir", rmdir(c));
 		}
 	}
 #undef STEP
@@ -276,8 +281,8 @@ static int usage(void)
 	      "  clone SRC DST (FICLONE)    deep DIR N OP ARGS... (OP run N levels of\n"
 	      "                             200-byte directories below DIR, made as needed)\n"
 	      "  churn DIR N (N rounds in DIR: create, rename, stat, and a link, an unlink,\n"
-	      "                             a directory made, filled, renamed; OK:N or the\n"
-	      "                             first failure as OP:ROUND:ERRNO)\n",
+	      "                             a directory made, filled, renamed, removed; OK:N\n"
+	      "                             or the first failure as OP:ROUND:ERRNO)\n",
 	      stderr);
 	return 2;
 }

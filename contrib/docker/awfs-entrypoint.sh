@@ -11,10 +11,14 @@
 # (kill(2) needs the same uid) to unmount it, nor read what root may read.
 # This script stays too, as the agent's parent: when the agent ends (or the
 # container is stopped: SIGTERM, SIGINT and SIGHUP go on to the agent), it
-# stops awfs cleanly, so the log's unmount summary and the audit's unmount
-# record are written before the container's init exits and the kernel kills
-# what is left. Exit status: the agent's; 0 from the agent and 3 from awfs
-# (-o fail_on_denial, a write was denied) is 3.
+# kills whatever the agent left running, then stops awfs cleanly, so the
+# log's unmount summary and the audit's unmount record are written before
+# the container's init exits and the kernel kills what is left; nothing of
+# the agent ever sees the directory beneath an unmounted awfs. It must run
+# in a pid namespace of its own (a container's), where one kill(-1) as the
+# agent's uid reaches only the agent's processes. Exit status: the agent's;
+# 0 from the agent and 3 from awfs (-o fail_on_denial, a write was denied)
+# is 3.
 # The image needs util-linux's setpriv (busybox's has no --reuid) and an env
 # that resets signals (GNU coreutils 8.31 or later: env --default-signal);
 # both are tried, as the agent would be run, before anything is mounted.
@@ -22,8 +26,6 @@
 # the agent is not, and gets nothing of it but its uid and gid.
 # Environment:
 #   AWFS_DIR         the directory to guard             [/tmp/gh-aw]
-#                    (and AWFS_ALSO_AT: absolute, without blanks or
-#                    backslashes, which /proc/self/mountinfo would escape)
 #   AWFS_POLICY      the policy                         [/etc/awfs/policy.conf]
 #   AWFS_AGENT_USER  UID:GID the agent runs as          [1000:1000 when unset]
 #                    two decimal numbers, each from 1 to 4294967294, with no
@@ -88,13 +90,12 @@ while [ -n "$opts" ]; do
 	case $opts in *,*) opts=${opts#*,} ;; *) opts= ;; esac
 done
 
-for p in "$dir" ${AWFS_ALSO_AT:+"$AWFS_ALSO_AT"}; do
-	case $p in
-	/*[[:space:]\\]* | [!/]* | '')
-		printf 'awfs-entrypoint: "%.60s" must be an absolute path without blanks or backslashes\n' "$p" >&2
-		exit 2 ;;
-	esac
-done
+# the initial pid namespace's inode number is fixed (PROC_PID_INIT_INO):
+# there a kill(-1) as the agent's uid would reach that uid's every process
+if [ "$(readlink /proc/self/ns/pid)" = "pid:[4026531836]" ]; then
+	echo "awfs-entrypoint: not in a container (this is the host's pid namespace): the agent's processes could not be ended for sure before awfs is; run it as a container's entrypoint" >&2
+	exit 2
+fi
 
 # agent CMD...: become CMD as the agent (exec: in a subshell only): its own
 # uid, no capabilities (bounding set emptied too), no setuid gain; INT and
@@ -110,14 +111,26 @@ agent() {
 	exit 2
 }
 
-# mounted PATH: awfs is mounted at PATH in this mount namespace
-mounted() {
-	while read -r _ _ _ _ mp rest; do
-		[ "$mp" = "$1" ] || continue
-		case $rest in *" - fuse.awfs "*) return 0 ;; esac
-	done </proc/self/mountinfo
-	return 1
+# stop_awfs: unmount (awfs removes its alias and writes its summary), wait
+awfs_pid= agent_pid= woken=0
+stop_awfs() {
+	kill -TERM "$awfs_pid" 2>/dev/null || :
+	wait "$awfs_pid"
 }
+# a signal before the agent runs stops awfs (if it runs) and ends this
+# script; once the agent runs, the signal goes on to it
+on_signal() {	# on_signal NAME NUMBER
+	if [ -n "$agent_pid" ]; then
+		woken=1
+		kill -s "$1" "$agent_pid" 2>/dev/null || :
+		return 0
+	fi
+	[ -z "$awfs_pid" ] || stop_awfs || :
+	exit $((128 + $2))
+}
+trap 'on_signal TERM 15' TERM
+trap 'on_signal INT 2' INT
+trap 'on_signal HUP 1' HUP
 
 # 1. mount: awfs stays this script's child (in the foreground), and says
 #    "ready" on a FIFO once the mount and its alias serve
@@ -130,12 +143,7 @@ awfs_pid=$!
 ready=
 read -r ready <"$state/ready" || :
 rm -rf "$state"
-# stop_awfs: unmount (awfs removes its alias and writes its summary), wait
-stop_awfs() {
-	kill -TERM "$awfs_pid" 2>/dev/null || :
-	wait "$awfs_pid"
-}
-if [ "$ready" != ready ] || ! mounted "$dir"; then
+if [ "$ready" != ready ]; then
 	echo "awfs-entrypoint: awfs did not mount" >&2
 	stop_awfs || :
 	exit 1
@@ -153,16 +161,19 @@ exec 4<&0
 agent "$@" <&4 4<&- &
 agent_pid=$!
 exec 4<&-
-trap 'kill -TERM "$agent_pid" 2>/dev/null || :' TERM
-trap 'kill -INT "$agent_pid" 2>/dev/null || :' INT
-trap 'kill -HUP "$agent_pid" 2>/dev/null || :' HUP
 while :; do
-	rc=0
+	woken=0 rc=0
 	wait "$agent_pid" || rc=$?
-	kill -0 "$agent_pid" 2>/dev/null || break	# woken by a signal: wait again
+	# a trapped signal ends wait early (status above 128): wait again
+	[ "$woken" = 1 ] && [ "$rc" -gt 128 ] || break
 done
-# 4. the agent is gone: stop awfs cleanly (the summary, the audit's record)
+# 4. the agent is gone, maybe not all it started: end every process of its
+#    uid (one kill(-1) as that uid: the kernel signals them all while no
+#    process can fork, and only in this pid namespace), then stop awfs
+#    cleanly (the summary, the audit's record): an unmounted awfs would show
+#    a survivor the directory beneath
 trap - TERM INT HUP
+(agent sh -c 'kill -KILL -1') 2>/dev/null || :
 awfs_rc=0
 stop_awfs || awfs_rc=$?
 [ "$rc" != 0 ] || rc=$awfs_rc

@@ -64,7 +64,7 @@ check "docker: the agent's exit status is the entrypoint's" "7" "$rc"
 check "docker: the agent reads the entrypoint's standard input" "agent read: from-stdin" "$out"
 check "docker: awfs stopped cleanly after a failing agent too" "1" "$(grep -c "unmounting $SRC: " "$LOG")"
 out=$(AWFS_DIR="$SRC" AWFS_POLICY="$POLICY" AWFS_BIN=/bin/true AWFSCTL_BIN="$AWFSCTL" \
-	unshare --mount --propagation private sh "$CONTRIB/docker/awfs-entrypoint.sh" touch "$T/agent-ran" 2>&1)
+	unshare --mount --pid --fork --propagation private sh "$CONTRIB/docker/awfs-entrypoint.sh" touch "$T/agent-ran" 2>&1)
 rc=$?
 check "docker: no awfs mount, no agent (exit 1)" "1 no" "$rc $([ -e "$T/agent-ran" ] && echo yes || echo no)"
 check_match "docker: says why" "awfs did not mount" "$out"
@@ -85,17 +85,33 @@ rm -f "$T/fake-awfs-ran"
 printf '#!/bin/sh\ntouch "%s/fake-awfs-ran"\n' "$T" >"$T/fake-awfs"
 chmod +x "$T/fake-awfs"
 out=$(PATH="$T/bb:$PATH" AWFS_DIR="$SRC" AWFS_POLICY="$POLICY" AWFS_BIN="$T/fake-awfs" AWFSCTL_BIN=/bin/true \
-	unshare --mount --propagation private sh "$CONTRIB/docker/awfs-entrypoint.sh" touch "$T/agent-ran" 2>&1)
+	unshare --mount --pid --fork --propagation private sh "$CONTRIB/docker/awfs-entrypoint.sh" touch "$T/agent-ran" 2>&1)
 rc=$?
 check "docker: a setpriv that cannot drop: exit 2 before mounting, agent never ran" "2 no no" \
 	"$rc $([ -e "$T/fake-awfs-ran" ] && echo yes || echo no) $([ -e "$T/agent-ran" ] && echo yes || echo no)"
 check_match "docker: says what the image needs" "needs util-linux's setpriv" "$out"
-for v in rel/dir "$T/a b" "$T/tab	x"; do
-	out=$(AWFS_DIR="$v" AWFS_POLICY="$POLICY" AWFS_BIN="$T/fake-awfs" AWFSCTL_BIN=/bin/true \
-		unshare --mount --propagation private sh "$CONTRIB/docker/awfs-entrypoint.sh" true 2>&1)
-	check "docker: AWFS_DIR='$v' refused (exit 2) before awfs ran" "2 no" \
-		"$? $([ -e "$T/fake-awfs-ran" ] && echo yes || echo no)"
-done
+# outside a container (the host's pid namespace) it refuses: there it could
+# not end the agent's leftover processes without reaching others of its uid
+out=$(AWFS_DIR="$SRC" AWFS_POLICY="$POLICY" AWFS_BIN="$T/fake-awfs" AWFSCTL_BIN=/bin/true \
+	unshare --mount --propagation private sh "$CONTRIB/docker/awfs-entrypoint.sh" true 2>&1)
+check "docker: in the host's pid namespace: exit 2 before awfs ran" "2 no" \
+	"$? $([ -e "$T/fake-awfs-ran" ] && echo yes || echo no)"
+check_match "docker: says why" "not in a container" "$out"
+# what the agent leaves running is ended before awfs unmounts: a survivor
+# reading the mask in a loop would see the directory beneath an unmounted
+# awfs (before this, it got the window between the unmount and the end of
+# the container)
+: >"$LOG"
+: >"$T/leak"
+chmod 666 "$T/leak"
+AWFS_DIR="$SRC" AWFS_POLICY="$POLICY" AWFS_AGENT_USER="$AGENT_UID:$AGENT_UID" AWFS_LOG="$LOG" \
+	AWFS_BIN="$AWFS" AWFSCTL_BIN="$AWFSCTL" unshare --mount --pid --fork --mount-proc --propagation private \
+	sh "$CONTRIB/docker/awfs-entrypoint.sh" sh -c '(while :; do cat "$1/secret/data" 2>/dev/null; done >>"$2") &
+		echo survivor started; exit 0' _ "$SRC" "$T/leak" >"$T/survivor.out" 2>&1
+check "docker: the agent's survivor was ended before awfs unmounted: it never read the masked file" \
+	"exit 0, started 1, read 0" \
+	"exit $?, started $(grep -c 'survivor started' "$T/survivor.out"), read $(grep -c TOPSECRET "$T/leak")"
+check "docker: and awfs still wrote its summary" "1" "$(grep -c "unmounting $SRC: " "$LOG")"
 
 # AWFS_AGENT_USER: only UID:GID, both decimal and non-zero. Each bad value is
 # refused (exit 2) before awfs runs (a stand-in that records it ran) and the
@@ -109,7 +125,7 @@ chmod +x "$T/fake-awfs"
 user_try() {
 	rm -f "$T/fake-awfs-ran"
 	out=$(AWFS_DIR="$SRC" AWFS_POLICY="$POLICY" AWFS_AGENT_USER="$1" AWFS_BIN="$T/fake-awfs" AWFSCTL_BIN=/bin/true AWFS_LOG="$T/user.log" \
-		unshare --mount --propagation private sh "$CONTRIB/docker/awfs-entrypoint.sh" \
+		unshare --mount --pid --fork --propagation private sh "$CONTRIB/docker/awfs-entrypoint.sh" \
 		sh -c 'echo "agent-ran-as:$(id -u):$(id -g)"' 2>&1)
 	echo "$? awfs:$([ -e "$T/fake-awfs-ran" ] && echo ran || echo no)" \
 		"agent:$(printf '%s\n' "$out" | sed -n 's/^agent-ran-as://p' | grep . || echo no)" \
@@ -136,7 +152,7 @@ for v in "sour\\ce=$T" "xattr,\\141lso_at=$T/alias" "noinfo\\_dir" "subtype=a
 	"audit=$T/a.jsonl" "also_at=$T/alias" auto_unmount "xattr,auto_unmount" "--source=$T"; do
 	rm -f "$T/fake-awfs-ran" "$T/vfsd-ran"
 	out=$(AWFS_DIR="$SRC" AWFS_POLICY="$POLICY" AWFS_OPTS="$v" AWFS_BIN="$T/fake-awfs" AWFSCTL_BIN=/bin/true \
-		unshare --mount --propagation private sh "$CONTRIB/docker/awfs-entrypoint.sh" touch "$T/agent-ran" 2>&1); rc=$?
+		unshare --mount --pid --fork --propagation private sh "$CONTRIB/docker/awfs-entrypoint.sh" touch "$T/agent-ran" 2>&1); rc=$?
 	check "docker: AWFS_OPTS=$v refused: exit 2, awfs and the agent never ran" "2 no no" \
 		"$rc $([ -e "$T/fake-awfs-ran" ] && echo yes || echo no) $([ -e "$T/agent-ran" ] && echo yes || echo no)"
 	out2=$(AWFS_POLICY="$POLICY" AWFS_OPTS="$v" AWFS_BIN="$T/fake-awfs" AWFSCTL_BIN=/bin/true VIRTIOFSD_BIN="$T/fake-vfsd" \

@@ -95,7 +95,7 @@ mount_awfs() {
 	mkfifo "$T/ready"
 	"$AWFS" "$MNT" --policy "$POLICY" -f --log "$LOG" --ready-fd 9 "$@" 9>"$T/ready" 2>>"$T/awfs.stderr" &
 	AWFS_PID=$!
-	read -r ready <"$T/ready"
+	read -r -t 300 ready <"$T/ready"	# a bound for a hang, never reached otherwise
 	rm -f "$T/ready"
 	[ "$ready" = ready ] && return 0
 	echo "awfs did not mount; stderr:"; cat "$T/awfs.stderr"; cat "$LOG" 2>/dev/null

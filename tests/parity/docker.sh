@@ -155,8 +155,8 @@ services:
       AWFS_AGENT_USER: "$AGENT:$AGENT"
       AWFS_LOG: /var/log/awfs/awfs.log
 EOF
-compose() {
-	(cd "$P" && docker-compose -p awfsparity -f compose.yml -f "$CONTRIB/docker-compose.awfs.yml" \
+compose() {	# (a bound for a hang, never reached otherwise)
+	(cd "$P" && timeout 600 docker-compose -p awfsparity -f compose.yml -f "$CONTRIB/docker-compose.awfs.yml" \
 		-f test.yml "$@")
 }
 bash "$here/fixture.sh" "$T/d" "$AGENT"
@@ -181,6 +181,15 @@ check "docker-entrypoint: awfs wrote its unmount summary before the container en
 	"$(grep -Eq 'awfs: unmounting /tmp/gh-aw: [0-9]+ writes? denied' "$T/log/awfs.log" 2>/dev/null && echo yes)"
 check "docker-entrypoint: the agent's write reached the host directory, as the agent" \
 	"from-the-agent $AGENT" "$(cat "$T/d/rw/from-agent" 2>/dev/null) $(stat -c %u "$T/d/rw/from-agent" 2>/dev/null)"
+
+# what the agent leaves running is ended before awfs unmounts: a survivor
+# reading a masked file in a loop never sees the directory beneath
+: >"$T/out/leak"
+chmod 666 "$T/out/leak"
+compose run --rm -T agent sh -c '(while :; do cat /tmp/gh-aw/secret/data 2>/dev/null; done >>/out/leak) & exit 0' \
+	>/dev/null 2>&1
+check "docker-entrypoint: a process the agent left is ended before awfs unmounts (never reads the mask)" \
+	"exit 0, read 0" "exit $?, read $(grep -c TOPSECRET "$T/out/leak")"
 
 # the agent's exit status is the container's
 compose run --rm -T agent sh -c 'exit 7' >/dev/null 2>&1
@@ -221,7 +230,7 @@ bash "$here/fixture.sh" "$T/e" "$AGENT"
 "$AWFS" "$T/e" --policy "$P/awfs/policy.conf" --runtime docker --log "$T/e.log" 2>"$T/e.err"
 check "docker-bind: awfs mounted on the host" "0" "$?"
 rm -f "$T/out/bind.txt"
-"$DOCKER" run --rm --network none --user "$AGENT:$AGENT" --cap-drop ALL \
+timeout 600 "$DOCKER" run --rm --network none --user "$AGENT:$AGENT" --cap-drop ALL \
 	--security-opt no-new-privileges -v "$T/e:/tmp/gh-aw" -v "$T/out:/out" awfs-test:parity \
 	sh -c "awfs-parity /tmp/gh-aw $AGENT >/out/bind.txt" >"$T/e.out" 2>&1
 rc=$?

@@ -2,8 +2,8 @@
 /*
  * test_inode.c - the inode table's list of host files, newest first: what
  * inode_oldest() names and in which order, that a second lookup makes a file
- * the newest, that directories are on a list of their own, that a rename
- * (inode_moved) changes the name named, the pressure hook past the
+ * the newest, that directories are not on it, that a rename (inode_moved)
+ * changes the name named for the file in its class only, the pressure hook past the
  * high mark, and that freeing takes a file off the list; that a file keeps
  * the directory it was found in alive, and the directory goes with its last
  * file; finding a host inode (a directory by (dev, ino): one inode
@@ -58,26 +58,27 @@ static struct awfs_inode *take(const char *name)
 	return take_in(root, "", name);
 }
 
-/* The next n oldest names (of files, or of directories), space-separated. */
-static const char *oldest_of(size_t n, bool dirs)
+/* The next n oldest names, space-separated (a second name after a +). */
+static const char *oldest(size_t n)
 {
 	static char out[256];
 	struct inode_ref v[NFILES + 1];
-	size_t got = inode_oldest(v, n, dirs);
+	size_t got = inode_oldest(v, n);
 
 	out[0] = '\0';
 	for (size_t i = 0; i < got; i++) {
 		assert_int_equal(v[i].parent_id, 1);	/* the root's nodeid */
 		strcat(out, i ? " " : "");
 		strcat(out, v[i].name);
+		if (v[i].name2) {
+			assert_int_equal(v[i].parent_id2, 1);
+			strcat(out, "+");
+			strcat(out, v[i].name2);
+		}
 		free(v[i].name);
+		free(v[i].name2);
 	}
 	return out;
-}
-
-static const char *oldest(size_t n)
-{
-	return oldest_of(n, false);
 }
 
 static int setup(void **state)
@@ -112,7 +113,7 @@ static int setup(void **state)
 static void test_lru(void **state)
 {
 	struct awfs_inode *in[NFILES], *sub;
-	char name[8];
+	char name[8], path[160], link_path[160];
 
 	(void)state;
 	inode_set_pressure(3, poke);
@@ -134,27 +135,38 @@ static void test_lru(void **state)
 	/* a second lookup makes a file the newest */
 	assert_ptr_equal(take("f4"), in[4]);
 	assert_string_equal(oldest(NFILES), "f0 f1 f2 f3 f4");
-	/* never more than there are; the directory is not among the files ... */
+	/* never more than there are */
+	/* ... but is never named: dropping it would drop its subtree */
 	assert_string_equal(oldest(NFILES + 1), "f0 f1 f2 f3 f4");
-	/* ... but on a list of its own, for when files alone cannot make room */
-	assert_string_equal(oldest_of(NFILES, true), "sub");
 
 	/* a rename through awfs: the kernel has the file under its new name now */
-	inode_moved(in[1]->dev, in[1]->ino, root, "renamed");
+	inode_moved(in[1]->dev, in[1]->ino, NULL, root, "f1", root, "renamed");
 	assert_string_equal(oldest(2), "f0 renamed");
-	/* and a lookup under another name (the host renamed it, a hard link) */
-	assert_ptr_equal(take_in(root, "", "f2"), in[2]);	/* the same name: unchanged */
+	/* a lookup under the same name changes nothing but the order */
+	assert_ptr_equal(take("f2"), in[2]);
 	inode_put(in[2], 1);
-	inode_moved(in[2]->dev, in[2]->ino, root, "other");
-	inode_moved(in[2]->dev, in[2]->ino, root, "f2");	/* back to its first name */
-	assert_string_equal(oldest(NFILES), "f3 f4 f0 renamed f2");	/* f2 looked up again: the newest */
-	inode_moved(in[1]->dev, in[1]->ino, root, "f1");
+	/* an inode of the same file in another class keeps its own name */
+	inode_moved(in[3]->dev, in[3]->ino, (const struct awfs_state *)&pokes, root, "f3", root, "other");
+	assert_string_equal(oldest(NFILES), "f3 f4 f0 renamed f2");
+	inode_moved(in[1]->dev, in[1]->ino, NULL, root, "renamed", root, "f1");
+	/* a hard link found: the kernel holds both names, both are named ... */
+	snprintf(path, sizeof(path), "%s/f3", dir);
+	snprintf(link_path, sizeof(link_path), "%s/hl", dir);
+	assert_int_equal(link(path, link_path), 0);
+	assert_ptr_equal(take("hl"), in[3]);
+	inode_put(in[3], 1);
+	assert_string_equal(oldest(NFILES), "f4 f0 f1 f2 hl+f3");
+	/* ... and a rename of either name moves that one */
+	inode_moved(in[3]->dev, in[3]->ino, NULL, root, "f3", root, "f3b");
+	inode_moved(in[3]->dev, in[3]->ino, NULL, root, "hl", root, "hl2");
+	assert_string_equal(oldest(NFILES), "f4 f0 f1 f2 hl2+f3b");
+	assert_int_equal(unlink(link_path), 0);
 
 	/* freed: off the list */
 	inode_put(in[4], 2);
 	inode_put(in[0], 1);
 	assert_int_equal(inode_host_files(), NFILES - 2);
-	assert_string_equal(oldest(NFILES), "f3 f1 f2");
+	assert_string_equal(oldest(NFILES), "f1 f2 hl2+f3b");
 	inode_put(sub, 1);
 	assert_int_equal(inode_host_dirs(), 0);
 	for (int i = 1; i < 4; i++)
