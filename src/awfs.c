@@ -294,14 +294,8 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 
 static void options_free(struct options *o)
 {
-	free(o->policy);
-	free(o->source);
-	free(o->runtime);
-	free(o->log);
-	free(o->audit);
-	free(o->info_dir);
-	free(o->cache);
-	free(o->spin);
+	for (size_t i = 0; i < AWFS_ARRAY_LEN(settings); i++)	/* every setting's value */
+		free(*(char **)((char *)o + settings[i].off));
 	for (size_t i = 0; i < o->nalso; i++)
 		free(o->also_at[i]);
 	free(o->also_at);
