@@ -19,30 +19,24 @@ void json_init(struct awfs_json *j)
 
 void json_free(struct awfs_json *j)
 {
-	free(j->buf);
+	free(j->out.s);
 	json_init(j);
 }
 
 char *json_take(struct awfs_json *j, size_t *len)
 {
-	char *s = j->buf ? j->buf : util_xstrdup("");
+	char *s = j->out.s ? j->out.s : util_xstrdup("");
 
 	if (len)
-		*len = j->len;
-	j->buf = NULL;
+		*len = j->out.len;
+	j->out.s = NULL;
 	json_init(j);
 	return s;
 }
 
 static void put(struct awfs_json *j, const char *s, size_t n)
 {
-	if (j->len + n + 1 > j->cap) {
-		j->cap = (j->len + n + 1) * 2;
-		j->buf = util_xrealloc(j->buf, j->cap);
-	}
-	memcpy(j->buf + j->len, s, n);
-	j->len += n;
-	j->buf[j->len] = '\0';
+	util_str_put(&j->out, s, n);
 }
 
 /* Separate this value from the previous member or element. */

@@ -21,12 +21,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util.h"
+
 #define AWFS_JSON_DEPTH 16
 
 struct awfs_json {
-	char *buf;
-	size_t len;
-	size_t cap;
+	struct util_str out;
 	int depth;
 	bool first[AWFS_JSON_DEPTH];	/* no member written yet at this depth */
 	bool after_key;

@@ -66,7 +66,7 @@ char *util_xvasprintf(const char *fmt, va_list ap)
 	return s;
 }
 
-static void str_put(struct util_str *b, const char *text, size_t n)
+void util_str_put(struct util_str *b, const char *text, size_t n)
 {
 	if (b->len + n + 1 > b->cap) {
 		b->cap = (b->len + n + 1) * 2;
@@ -80,8 +80,8 @@ static void str_put(struct util_str *b, const char *text, size_t n)
 void util_str_join(struct util_str *b, const char *sep, const char *text)
 {
 	if (b->len)
-		str_put(b, sep, strlen(sep));
-	str_put(b, text, strlen(text));
+		util_str_put(b, sep, strlen(sep));
+	util_str_put(b, text, strlen(text));
 }
 
 char *util_xasprintf(const char *fmt, ...)

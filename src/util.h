@@ -56,6 +56,8 @@ struct util_str {
 	char *s;
 	size_t len, cap;
 };
+/* Append the @n bytes at @text. */
+void util_str_put(struct util_str *b, const char *text, size_t n);
 /* Append @text, after @sep when the string is not empty. */
 void util_str_join(struct util_str *b, const char *sep, const char *text);
 

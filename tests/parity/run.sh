@@ -38,27 +38,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-check() {
-	if [ "$2" = "$3" ]; then PASS=$((PASS + 1)); echo "ok - $1"
-	else FAIL=$((FAIL + 1)); echo "not ok - $1"; echo "#   expected: $2"; echo "#   got:      $3"; fi
-}
+. "$here/lib.sh"
 
-# transcript NAME: the lines between the markers in $T/NAME.raw
+# transcript NAME: the lines between the markers in $T/NAME.raw, in $T/NAME.txt
 transcript() {
 	sed -n '/^@@PARITY-BEGIN@@$/,/^@@PARITY-END@@$/p' "$T/$1.raw" | sed '1d;$d' | tr -d '\r' >"$T/$1.txt"
-}
-
-compare() {
-	if [ ! -s "$T/$1.txt" ]; then
-		check "$1: a transcript was made" "yes" "no"
-		return
-	fi
-	if cmp -s "$EXPECTED" "$T/$1.txt"; then
-		check "$1: the transcript equals expected.txt ($(wc -l <"$EXPECTED") lines)" same same
-	else
-		check "$1: the transcript equals expected.txt" same different
-		diff -u "$EXPECTED" "$T/$1.txt" | sed 's/^/#   /' | head -40
-	fi
 }
 
 cp "$here/policy.conf" "$T/policy.conf"
@@ -76,7 +60,7 @@ unshare --mount --pid --fork --mount-proc --propagation private bash -c '
 	kill $p; wait $p' _ "$AWFS" "$T/c" "$T/policy.conf" "$T/container.log" "$PARITY" "$AGENT" \
 	>"$T/container.raw" 2>"$T/container.err"
 transcript container
-compare container
+compare container "$T/container.txt"
 
 # ---- the guest runs need qemu and a kernel: prepare them, or report skipped
 if ! "$RUN_GUEST" --prepare --quiet >"$T/prepare.log" 2>&1; then
@@ -98,7 +82,7 @@ rc=$?
 check "virtiofs: the guest booted and ran the probe" "0" "$rc"
 [ "$rc" = 0 ] || { tail -20 "$T/virtiofs.err" | sed 's/^/#   /'; }
 transcript virtiofs
-compare virtiofs
+compare virtiofs "$T/virtiofs.txt"
 # virtiofsd switches to the guest's uid for the calls that create (create,
 # mkdir, mknod, symlink, link); other calls reach awfs as virtiofsd's root
 check "virtiofs: a denial in the guest is logged on the host with op, path and guest uid" "yes" \
@@ -119,7 +103,7 @@ rc=$?
 check "in-guest: the guest booted, mounted awfs and ran the probe" "0" "$rc"
 [ "$rc" = 0 ] || { tail -20 "$T/in-guest.err" | sed 's/^/#   /'; tail -20 "$T/in-guest.raw" | sed 's/^/#   /'; }
 transcript in-guest
-compare in-guest
+compare in-guest "$T/in-guest.txt"
 check "in-guest: awfs in the guest logged the denial" "yes" \
 	"$(grep -Eq '^guest-denials: [1-9]' "$T/in-guest.raw" && echo yes)"
 
