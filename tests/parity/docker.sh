@@ -21,17 +21,8 @@
 # (skipped) when docker.io, docker-compose or a working dockerd is missing.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-AWFS=${AWFS:?AWFS must name the awfs binary}
-PARITY=${AWFS_PARITY:?AWFS_PARITY must name the awfs-parity binary}
-AWFSCTL=${AWFSCTL:?AWFSCTL must name the awfsctl binary}
+. "$here/lib.sh"
 CONTRIB=$here/../../contrib/docker
-EXPECTED=$here/expected.txt
-AGENT=1000
-PASS=0 FAIL=0
-
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "needs root"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
 for c in unshare setfattr dockerd containerd runc docker-compose setpriv; do
 	command -v "$c" >/dev/null || skip "no $c (apt-get install docker.io docker-compose attr util-linux)"
 done
@@ -64,8 +55,6 @@ cleanup() {
 	exit $rc
 }
 trap cleanup EXIT
-
-. "$here/lib.sh"
 
 # ---- dockerd, private to this test
 mkdir -p "$T/docker" "$T/exec"

@@ -1,7 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# lib.sh - what run.sh and docker.sh share: a check, and the comparison of
-# a runtime's transcript with the checked-in expected.txt. Sourced; needs
-# EXPECTED, PASS and FAIL set.
+# lib.sh - what run.sh and docker.sh share: the programs under test, the
+# checks every runtime needs (root, /dev/fuse), a check, and the comparison
+# of a runtime's transcript with the checked-in expected.txt. Sourced after
+# here= is set to the tests/parity directory.
+AWFS=${AWFS:?AWFS must name the awfs binary}
+PARITY=${AWFS_PARITY:?AWFS_PARITY must name the awfs-parity binary}
+AWFSCTL=${AWFSCTL:?AWFSCTL must name the awfsctl binary}
+EXPECTED=$here/expected.txt
+AGENT=1000
+PASS=0 FAIL=0
+
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" = 0 ] || skip "needs root"
+[ -c /dev/fuse ] || skip "no /dev/fuse"
 
 check() {
 	if [ "$2" = "$3" ]; then PASS=$((PASS + 1)); echo "ok - $1"

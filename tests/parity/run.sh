@@ -13,18 +13,9 @@
 # for a denial made in the guest. Exit 77 (skipped) when it cannot run here.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-AWFS=${AWFS:?AWFS must name the awfs binary}
-PARITY=${AWFS_PARITY:?AWFS_PARITY must name the awfs-parity binary}
-AWFSCTL=${AWFSCTL:?AWFSCTL must name the awfsctl binary}
+. "$here/lib.sh"
 RUN_GUEST=${AWFS_RUN_GUEST:-$here/../vm/run-guest}
 WRAPPER=$here/../../contrib/virtiofsd/awfs-virtiofsd
-EXPECTED=$here/expected.txt
-AGENT=1000
-PASS=0 FAIL=0
-
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "needs root"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
 command -v unshare >/dev/null || skip "no unshare (util-linux)"
 command -v setfattr >/dev/null || skip "no setfattr (attr)"
 
@@ -37,8 +28,6 @@ cleanup() {
 	exit $rc
 }
 trap cleanup EXIT
-
-. "$here/lib.sh"
 
 # transcript NAME: the lines between the markers in $T/NAME.raw, in $T/NAME.txt
 transcript() {
