@@ -338,25 +338,30 @@ static bool rule_is_literal(const struct awfs_rule *r)
 /*
  * Every literal allow_write target must exist or carry create. All are
  * checked before any is created, so a refused mount leaves nothing behind.
+ * The second pass marks the rules whose target is a regular file (made or
+ * found): single files, writable in place only.
  */
-static int prepare_targets(const struct awfs_policy *p, int root_fd, const struct stat *root_st,
+static int prepare_targets(struct awfs_policy *p, int root_fd, const struct stat *root_st,
 			   const char *source)
 {
 	int bad = 0;
 
 	for (int pass = 0; pass < 2 && !bad; pass++) {
 		for (size_t i = 0; i < p->nrules; i++) {
-			const struct awfs_rule *r = &p->rules[i];
+			struct awfs_rule *r = &p->rules[i];
 			struct stat st;
 			int err;
 
 			if (r->cls != AWFS_CLASS_WRITE || !rule_is_literal(r))
 				continue;
 			err = check_target(root_fd, r, &st);
+			if (pass == 1)
+				r->single_file = !err && S_ISREG(st.st_mode);
 			if (err == ENOENT && r->create) {
 				if (pass == 0)
 					continue;
 				err = host_make_target(root_fd, r->path, r->create_file, root_st);
+				r->single_file = !err && r->create_file;
 				if (!err)
 					log_msg(AWFS_LOG_INFO, "created allow_write %s %s/%s (create at %s:%d)",
 						r->create_file ? "file" : "directory", source, r->path,
@@ -901,13 +906,6 @@ int main(int argc, char *argv[])
 	/* 3. the writable targets */
 	if (prepare_targets(policy, root_fd, &root_st, src))
 		goto out_session;
-	for (size_t i = 0; i < policy->nrules; i++) {
-		struct awfs_rule *r = &policy->rules[i];
-		struct stat st;
-
-		r->single_file = r->cls == AWFS_CLASS_WRITE && rule_is_literal(r) &&
-				 check_target(root_fd, r, &st) == 0 && S_ISREG(st.st_mode);
-	}
 
 	classifier = classify_new(policy);
 	inode_init(root_fd, &root_st, classify_root(classifier));

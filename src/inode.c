@@ -190,6 +190,12 @@ static struct awfs_inode *find_host_locked(dev_t dev, ino_t ino, const struct aw
 	return NULL;
 }
 
+/* the name the kernel last had @in (a host non-directory) under */
+static const char *kname_of(const struct awfs_inode *in)
+{
+	return in->kname ? in->kname : in->name;
+}
+
 static bool is_name(uint64_t kparent, const char *kname, uint64_t id, const char *name)
 {
 	return kname && kparent == id && strcmp(kname, name) == 0;
@@ -212,7 +218,7 @@ static void kernel_name_locked(struct awfs_inode *in, const struct awfs_inode *d
 {
 	uint64_t id = inode_nodeid(dir);
 
-	if (is_name(in->kparent, in->kname ? in->kname : in->name, id, name) ||
+	if (is_name(in->kparent, kname_of(in), id, name) ||
 	    is_name(in->kparent2, in->kname2, id, name))
 		return;
 	free(in->kname2);
@@ -457,7 +463,7 @@ size_t inode_collect(bool (*want)(const struct awfs_inode *in), struct inode_ref
 			(*out)[n].id = inode_nodeid(in);
 			if (in->parent) {	/* where the kernel has it now */
 				(*out)[n].parent_id = in->kparent;
-				(*out)[n].name = util_xstrdup(in->kname ? in->kname : in->name);
+				(*out)[n].name = util_xstrdup(kname_of(in));
 			}
 			n++;
 		}
@@ -494,7 +500,7 @@ size_t inode_oldest(struct inode_ref *out, size_t max)
 
 		out[n].id = inode_nodeid(in);
 		out[n].parent_id = in->kparent;
-		out[n].name = util_xstrdup(in->kname ? in->kname : in->name);
+		out[n].name = util_xstrdup(kname_of(in));
 		out[n].parent_id2 = in->kparent2;
 		out[n].name2 = util_xstrdup(in->kname2);
 		n++;

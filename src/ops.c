@@ -184,8 +184,9 @@ static void caller_begin(fuse_req_t req)
 
 /*
  * Reply @err. "Too many open files" reaching a caller means awfs's open
- * file limit is spent on what callers hold open (the inodes it keeps stay
- * under the mark: fill_entry()): say so once, with what to raise.
+ * file limit is spent, by files callers hold open or by inodes the kernel
+ * keeps faster than the trimmer can ask it to drop them: say so once, with
+ * both counts and what to raise.
  */
 static void reply_err(fuse_req_t req, int err)
 {
@@ -200,7 +201,7 @@ static void reply_err(fuse_req_t req, int err)
 
 		(void)getrlimit(RLIMIT_NOFILE, &rl);
 		if (mark != UINT64_MAX)
-			snprintf(most, sizeof(most), " (at most %llu of them)", (unsigned long long)mark);
+			snprintf(most, sizeof(most), " (the trimmer's mark: %llu)", (unsigned long long)mark);
 		log_msg(AWFS_LOG_WARN, "EMFILE (too many open files) reached a caller: awfs's open file limit (%llu) is spent: %llu by the files and directories the kernel keeps%s, the rest by files callers hold open; raise the limit awfs starts with (ulimit -Hn, LimitNOFILE= in a unit)",
 			(unsigned long long)rl.rlim_cur,
 			(unsigned long long)inode_host_files() + (unsigned long long)inode_host_dirs(), most);

@@ -46,23 +46,24 @@ static size_t uncl_n;
 void verdict_init(const struct awfs_ops_config *c)
 {
 	struct util_str hint = { 0 };
+	char mnt[3 * PATH_MAX];
 
 	cfg = c;
 	ratelimit_init(&rl, 10.0, 50.0);
 	bytelimit_init(&bl, AWFS_LOG_BYTES_PER_HOUR / 3600.0, AWFS_LOG_BYTES_BURST,
 		       AWFS_LOG_BYTES_PER_MOUNT);
+	log_escape(c->mountpoint, strlen(c->mountpoint), mnt, sizeof(mnt));
 	for (size_t i = 0; i < c->policy->nrules; i++) {
 		const struct awfs_rule *r = &c->policy->rules[i];
-		char esc[3 * PATH_MAX], mnt[3 * PATH_MAX];
+		char esc[3 * PATH_MAX];
 
 		if (r->cls != AWFS_CLASS_WRITE)
 			continue;
-		log_escape(r->path, strlen(r->path), esc, sizeof(esc));
-		log_escape(c->mountpoint, strlen(c->mountpoint), mnt, sizeof(mnt));
 		util_str_join(&hint, ", ", mnt);
 		if (r->ncomps) {
-			util_str_join(&hint, "", "/");
-			util_str_join(&hint, "", esc);
+			log_escape(r->path, strlen(r->path), esc, sizeof(esc));
+			util_str_put(&hint, "/", 1);
+			util_str_put(&hint, esc, strlen(esc));
 		}
 	}
 	writable_hint = hint.s ? hint.s : util_xstrdup("none (the policy has no allow_write rule)");
@@ -376,16 +377,12 @@ int verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 		path_key(bpath, key, sizeof(key));
 	}
 	d.expected = refusal_expected(r, path);
-	if (d.expected) {
-		atomic_fetch_add(&expected_refusals, 1);
-	} else {
-		atomic_fetch_add(&denials, 1);
-		pthread_mutex_lock(&stats_lock);
+	atomic_fetch_add(d.expected ? &expected_refusals : &denials, 1);
+	pthread_mutex_lock(&stats_lock);
+	if (!d.expected) {
 		counts_add(&by_op, r->op, AWFS_MAX_OP_KEYS);
 		counts_add(&by_path, key, AWFS_MAX_PATH_KEYS);
-		pthread_mutex_unlock(&stats_lock);
 	}
-	pthread_mutex_lock(&stats_lock);
 	{
 		double now = log_now();
 
@@ -511,11 +508,11 @@ static char *counts_text(struct awfs_counts *c)
 	counts_sort(c);
 	for (size_t i = 0; i < c->n; i++) {
 		char esc[3 * NAME_MAX + 8], n[32];
+		int nl = snprintf(n, sizeof(n), " %llu", (unsigned long long)c->v[i].n);
 
 		log_escape(c->v[i].key, strlen(c->v[i].key), esc, sizeof(esc));
-		snprintf(n, sizeof(n), " %llu", (unsigned long long)c->v[i].n);
 		util_str_join(&s, ", ", esc);
-		util_str_join(&s, "", n);
+		util_str_put(&s, n, (size_t)nl);
 	}
 	return s.s ? s.s : util_xstrdup("none");
 }
