@@ -16,6 +16,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -58,6 +59,7 @@ struct options {
 	char *cache;
 	char *spin;
 	char *ready_fd;
+	char *fd_cache;
 	char **also_at;
 	size_t nalso;
 	char *positional[2];
@@ -94,6 +96,7 @@ static const struct setting settings[] = {
 	{ "cache", NULL, offsetof(struct options, cache) },
 	{ "spin", NULL, offsetof(struct options, spin) },
 	{ "ready_fd", "--ready-fd", offsetof(struct options, ready_fd) },
+	{ "fd_cache", NULL, offsetof(struct options, fd_cache) },
 };
 
 enum {
@@ -117,7 +120,7 @@ static const struct fuse_opt awfs_opts[] = {
 	SETTING(2, "--runtime", "runtime"), SETTING(3, "--log", "log"),
 	SETTING(4, "--audit", "audit"), SETTING(5, "--info-dir", "info_dir"),
 	FUSE_OPT_KEY("cache=", KEY_SETTING + 6), FUSE_OPT_KEY("spin=", KEY_SETTING + 7),
-	SETTING(8, "--ready-fd", "ready_fd"),
+	SETTING(8, "--ready-fd", "ready_fd"), FUSE_OPT_KEY("fd_cache=", KEY_SETTING + 9),
 	{ "--no-info-dir", offsetof(struct options, no_info_dir), 1 },
 	{ "noinfo_dir", offsetof(struct options, no_info_dir), 1 },
 	{ "--fail-on-denial", offsetof(struct options, fail_on_denial), 1 },
@@ -172,6 +175,9 @@ static void usage(FILE *out)
 		"       spin=USEC         how long awfs polls for the next request before it\n"
 		"                         sleeps (a caller's next request then needs no\n"
 		"                         wakeup); 0 sleeps at once, at most 10000      [50]\n"
+		"       fd_cache=N        fds of looked-up files and directories kept open\n"
+		"                         (more are opened again from their file handles);\n"
+		"                         64 or more   [5/8 of the open file limit]\n"
 		"       policy=, source=, runtime=, log=, also_at=, audit=, info_dir=,\n"
 		"       noinfo_dir, fail_on_denial, ready_fd=   as the options above\n"
 		"  -h, --help           this help\n"
@@ -658,11 +664,18 @@ static void add_mount_options(struct fuse_args *args, const char *src)
 
 #define AWFS_WANT_NOFILE 1048576
 #define AWFS_MIN_NOFILE 65536
+/*
+ * Host inodes past which the kernel is asked to drop files, to bound
+ * awfs's memory (about 250 bytes each: docs/performance.md).
+ */
+#define AWFS_INODES_HIGH 262144
 
 /*
- * How many host files and directories may hold an fd before the kernel is
- * asked to drop some files (see loop.c): 5/8 of the open file limit, the
- * rest for open files and the files looked up while the kernel forgets.
+ * How many fds of looked-up files and directories awfs keeps open: the
+ * fd cache's size with file handles (inode.h), else the mark past which
+ * the kernel is asked to drop some files (loop.c): 5/8 of the open file
+ * limit, the rest for open files (and, without handles, the files looked
+ * up while the kernel forgets).
  */
 static uint64_t files_high(void)
 {
@@ -705,7 +718,7 @@ static int raise_nofile(void)
 		}
 	}
 	if (rl.rlim_cur < AWFS_MIN_NOFILE)
-		fprintf(stderr, "awfs: note: the open file limit is %llu; awfs keeps the fds of at most %llu files and directories and asks the kernel to drop the least recently used files beyond that, which costs lookups again (raise the hard limit: ulimit -Hn %d, or LimitNOFILE= in a unit)\n",
+		fprintf(stderr, "awfs: note: the open file limit is %llu; awfs keeps at most %llu fds of files and directories looked up (more are opened again from file handles, or, on a source without them, the kernel is asked to drop the least recently used files), and files the agent opens past the limit fail with EMFILE (raise the hard limit: ulimit -Hn %d, or LimitNOFILE= in a unit)\n",
 			(unsigned long long)rl.rlim_cur, (unsigned long long)files_high(), AWFS_WANT_NOFILE);
 	return 0;
 }
@@ -718,6 +731,7 @@ int main(int argc, char *argv[])
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct options o = { .xattr = -1 };
 	unsigned long spin_us = LOOP_SPIN_US_DEFAULT;
+	unsigned long long fd_cache = 0;
 	int ready_fd = -1;
 	struct awfs_msgs errs = { 0 };
 	struct awfs_ops_config oc = { 0 };
@@ -787,6 +801,18 @@ int main(int argc, char *argv[])
 		if (errno || end == o.spin || *end || o.spin[0] == '-' || spin_us > LOOP_SPIN_US_MAX) {
 			fprintf(stderr, "awfs: spin=%s: expected microseconds, 0 to %d\n", o.spin,
 				LOOP_SPIN_US_MAX);
+			EXIT(2);
+		}
+	}
+	if (o.fd_cache) {
+		char *end;
+
+		errno = 0;
+		fd_cache = strtoull(o.fd_cache, &end, 10);
+		if (errno || end == o.fd_cache || *end || !isdigit((unsigned char)o.fd_cache[0]) ||
+		    fd_cache < 64) {
+			fprintf(stderr, "awfs: fd_cache=%s: expected a number of fds, 64 or more\n",
+				o.fd_cache);
 			EXIT(2);
 		}
 	}
@@ -908,7 +934,14 @@ int main(int argc, char *argv[])
 		goto out_session;
 
 	classifier = classify_new(policy);
-	inode_init(root_fd, &root_st, classify_root(classifier));
+	{
+		char why[160];
+
+		if (!inode_init(root_fd, &root_st, classify_root(classifier), why, sizeof(why)))
+			log_msg(AWFS_LOG_WARN, "the source gives no file handles awfs can open (%s): awfs keeps an fd for each file and directory the kernel caches and asks the kernel to drop files past %llu (a directory tree larger than the open file limit fails with EMFILE)",
+				why, (unsigned long long)files_high());
+		inode_set_fd_cache(fd_cache ? fd_cache : files_high());
+	}
 	oc.policy = policy;
 	oc.classifier = classifier;
 	oc.mountpoint = mnt;
@@ -1010,7 +1043,7 @@ int main(int argc, char *argv[])
 		goto out_aliases;
 	}
 
-	ret = loop_run(se, (unsigned)spin_us, 8, files_high()) < 0;
+	ret = loop_run(se, (unsigned)spin_us, 8, files_high(), AWFS_INODES_HIGH) < 0;
 	summary = verdict_summary();
 	if (o.fail_on_denial && verdict_denials() > 0) {
 		/* loud on purpose: the step must not exit 0 over lost writes */

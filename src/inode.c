@@ -29,17 +29,40 @@
  * The root keeps its own state: a name that leads back to the root's
  * directory (a bind mount of it below itself) gets an inode of its own.
  *
- * Threads: the table (buckets, counts, the LRU list, refs) is guarded by
- * table_lock; an inode's state is written under it and read without it
- * (one aligned pointer: a reader sees the old or the new state, both valid
- * for the life of the policy).
+ * Descriptors. A host inode is referenced by its file handle, as
+ * virtiofsd's --inode-file-handles does: taken at lookup from the fd the
+ * lookup opened (name_to_handle_at), opened again on the source's mount
+ * when a request needs it and the fd was closed (open_by_handle_at, which
+ * needs CAP_DAC_READ_SEARCH: awfs re-obtains exactly the object it had
+ * looked up, and checks it is the same (dev, ino); docs/security.md). The
+ * fds open at a time are bounded: the cache of closable ones holds at most
+ * cache_cap, the least recently used closed first, at once, on the listener
+ * thread that opened the newest (so no request's fd in use is closed: a
+ * request uses a few, the cap is at least 64). What stays open beyond it:
+ * the fds of inodes with open files (opens, the plain read-only opens'
+ * shared fd among them) and those of inodes with no handle (a file system
+ * without, or more mounts than the table below holds), kept for life as
+ * before, for which the trimmer (loop.c) still asks the kernel to forget.
+ * So no lookup fails because of what awfs keeps, however many the kernel
+ * caches, and the daemon's fds are bounded by its open files plus a
+ * constant.
+ *
+ * Threads: the table (buckets, counts, the LRU list, the fd cache, refs)
+ * is guarded by table_lock; an inode's state is written under it and read
+ * without it (one aligned pointer: a reader sees the old or the new state,
+ * both valid for the life of the policy). An inode's cfd is the listener's:
+ * other threads open their own (inode_open()).
  */
 #include "inode.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -55,9 +78,31 @@ static uint64_t id_key;		/* see inode_get() */
 static struct awfs_inode *lru_head, *lru_tail;	/* host non-directories, newest first */
 static uint64_t nfiles;		/* on that list */
 static uint64_t ndirs;		/* host directories (each holds an fd), not the root */
-static uint64_t pressure_high = UINT64_MAX;
 static void (*pressure_hook)(void);
 static void (*dir_free)(struct awfs_inode *dir);
+static uint64_t fd_high = UINT64_MAX, mem_high = UINT64_MAX;
+static uint64_t nfixed;		/* host inodes keeping their fd for life, not the root */
+
+/* the fd cache: handle inodes whose fd is open and closable, newest first */
+static struct awfs_inode *cache_head, *cache_tail;
+static uint64_t ncached, nopen_pinned;	/* on that list; open, pinned by open files */
+static uint64_t cache_cap = UINT64_MAX;
+static pthread_t listener;
+
+/*
+ * The mounts handles were taken on: an fd on each (its root directory, the
+ * first object awfs met on it), which open_by_handle_at() needs, and not an
+ * O_PATH one (the kernel takes no such fd there). A table of fixed size:
+ * an inode on a mount beyond it, or on one whose root is not a directory
+ * (a file bound over a name), keeps its fd for life. The agent cannot make
+ * mounts (it has no capability); the host's are few.
+ */
+#define MOUNTS_MAX 64
+static struct {
+	int id, fd;
+} mounts[MOUNTS_MAX];
+static int nmounts;
+static bool use_handles;
 
 static void lru_unlink(struct awfs_inode *in)
 {
@@ -85,7 +130,148 @@ static void lru_push(struct awfs_inode *in)
 
 static bool on_lru(const struct awfs_inode *in)
 {
-	return in->fd >= 0 && in->name != NULL;
+	return in->host && in->name != NULL;
+}
+
+/* ---- the fd cache; table_lock held */
+
+static void cache_unlink(struct awfs_inode *in)
+{
+	if (in->cprev)
+		in->cprev->cnext = in->cnext;
+	else
+		cache_head = in->cnext;
+	if (in->cnext)
+		in->cnext->cprev = in->cprev;
+	else
+		cache_tail = in->cprev;
+	in->cprev = in->cnext = NULL;
+	ncached--;
+}
+
+static void cache_push(struct awfs_inode *in)
+{
+	in->cprev = NULL;
+	in->cnext = cache_head;
+	if (cache_head)
+		cache_head->cprev = in;
+	else
+		cache_tail = in;
+	cache_head = in;
+	ncached++;
+}
+
+/* closable: a handle, no open file, an fd open (on the list exactly then) */
+static bool in_cache(const struct awfs_inode *in)
+{
+	return in->fh && in->opens == 0 && in->cfd >= 0;
+}
+
+/*
+ * Close the least recently used fds past the cap. The listener's only: the
+ * fds it closes are its own (the newest, in use, are at the head).
+ */
+static void cache_trim(void)
+{
+	while (ncached > cache_cap && cache_tail) {
+		struct awfs_inode *in = cache_tail;
+
+		cache_unlink(in);
+		close(in->cfd);
+		in->cfd = -1;
+		in->readable = 0;	/* made readable again at its next plain open */
+	}
+}
+
+/* @fd is the fd of @in (a handle inode whose fd was closed) again */
+static void adopt(struct awfs_inode *in, int fd)
+{
+	in->cfd = fd;
+	if (in->opens) {
+		nopen_pinned++;
+	} else {
+		cache_push(in);
+		cache_trim();
+	}
+}
+
+#define AWFS_FUSE_MAGIC 0x65735546
+
+/*
+ * Whether the file system of @fd opens its handles after it has dropped
+ * the inode. A FUSE one (virtiofs in a guest) may not: without its
+ * server's export support it answers ESTALE for an inode no longer in
+ * memory, and awfs would then call an existing file gone.
+ */
+static bool durable_handles(int fd)
+{
+	struct statfs sf;
+
+	return fstatfs(fd, &sf) == 0 && sf.f_type != AWFS_FUSE_MAGIC;
+}
+
+/*
+ * The slot of the mount @id in the table, adding it with a readable fd of
+ * @fd's object when that is a directory (@type); -1 when it cannot be.
+ */
+static int mount_slot(int id, int fd, mode_t type)
+{
+	char name[32];
+	int i, mfd;
+
+	for (i = 0; i < nmounts; i++)
+		if (mounts[i].id == id)
+			return i;
+	if (nmounts == MOUNTS_MAX || type != S_IFDIR || !durable_handles(fd))
+		return -1;
+	snprintf(name, sizeof(name), "/proc/self/fd/%d", fd);
+	mfd = open(name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (mfd < 0)
+		return -1;
+	mounts[nmounts].id = id;
+	mounts[nmounts].fd = mfd;
+	return nmounts++;
+}
+
+/* The handle of the object @fd is open on (*mount_id: its mount's), or NULL. */
+static struct file_handle *handle_of(int fd, int *mount_id)
+{
+	union {
+		struct file_handle h;
+		char bytes[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+	} u;
+	struct file_handle *fh;
+
+	u.h.handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(fd, "", &u.h, mount_id, AT_EMPTY_PATH) < 0)
+		return NULL;
+	fh = util_xmalloc(sizeof(*fh) + u.h.handle_bytes);
+	memcpy(fh, &u.h, sizeof(*fh) + u.h.handle_bytes);
+	return fh;
+}
+
+static bool same_handle(const struct file_handle *a, const struct file_handle *b)
+{
+	return a && b && a->handle_type == b->handle_type && a->handle_bytes == b->handle_bytes &&
+	       memcmp(a->f_handle, b->f_handle, a->handle_bytes) == 0;
+}
+
+/* Open @fh (on mount slot @mnt) with @flags, checked to be (dev, ino). */
+static int open_handle(const struct file_handle *fh, int mnt, dev_t dev, ino_t ino, int flags,
+		       int *out)
+{
+	struct stat st;
+	int fd = open_by_handle_at(mounts[mnt].fd, (struct file_handle *)fh, flags | O_CLOEXEC);
+
+	/* gone: what the host says of a name removed, to a caller's request */
+	if (fd < 0)
+		return errno == ESTALE ? ENOENT : errno;
+	if (fstat(fd, &st) < 0 || st.st_dev != dev || st.st_ino != ino) {
+		close(fd);
+		return ENOENT;
+	}
+	*out = fd;
+	return 0;
 }
 
 static size_t hash_key(dev_t dev, uint64_t ino, const void *salt)
@@ -99,7 +285,7 @@ static size_t hash_key(dev_t dev, uint64_t ino, const void *salt)
 
 static size_t hash_of(const struct awfs_inode *in)
 {
-	if (in->fd < 0) {
+	if (!in->host) {
 		uint64_t h = (uintptr_t)in->parent;
 
 		for (const char *p = in->name; *p; p++)
@@ -109,9 +295,15 @@ static size_t hash_of(const struct awfs_inode *in)
 	return hash_key(in->dev, in->ino, NULL);	/* not the state: it may change */
 }
 
-void inode_init(int root_fd, const struct stat *root_st, const struct awfs_state *root_state)
+bool inode_init(int root_fd, const struct stat *root_st, const struct awfs_state *root_state,
+		char *why, size_t whylen)
 {
-	root.fd = root_fd;
+	struct file_handle *fh;
+	int mount_id, fd = -1, err;
+
+	listener = pthread_self();
+	root.cfd = root_fd;
+	root.host = 1;
 	root.dev = root_st->st_dev;
 	root.ino = root_st->st_ino;
 	root.type = S_IFDIR;
@@ -122,6 +314,29 @@ void inode_init(int root_fd, const struct stat *root_st, const struct awfs_state
 	if (getrandom(&id_key, sizeof(id_key), 0) != sizeof(id_key))
 		id_key = (uint64_t)(uintptr_t)&id_key * 0x9e3779b97f4a7c15ULL;
 	id_key |= 1ULL << 63;
+
+	/* handles: only if the root's can be taken and opened again */
+	use_handles = false;
+	fh = handle_of(root_fd, &mount_id);
+	if (!fh) {
+		err = errno;
+	} else if (!durable_handles(root_fd)) {
+		err = EREMOTE;
+	} else if (mount_slot(mount_id, root_fd, S_IFDIR) != 0) {
+		err = EMFILE;
+	} else {
+		err = open_handle(fh, 0, root.dev, root.ino, O_PATH, &fd);
+		if (!err)
+			close(fd);
+	}
+	free(fh);
+	if (err && why)
+		snprintf(why, whylen, "%s",
+			 err == EPERM ? "no CAP_DAC_READ_SEARCH to open file handles" :
+			 err == EREMOTE ? "a FUSE file system, virtiofs say, need not open a handle once it has dropped the inode" :
+			 strerror(err));
+	use_handles = !err;
+	return use_handles;
 }
 
 struct awfs_inode *inode_root(void)
@@ -184,7 +399,7 @@ static struct awfs_inode *find_host_locked(dev_t dev, ino_t ino, const struct aw
 	if (dev == root.dev && ino == root.ino && state == root.state)
 		return &root;
 	for (struct awfs_inode *in = buckets[hash_key(dev, ino, NULL) % nbuckets]; in; in = in->next)
-		if (in->fd >= 0 && in != &root && in->dev == dev && in->ino == ino &&
+		if (in->host && !in->dead && in != &root && in->dev == dev && in->ino == ino &&
 		    (in->type == S_IFDIR || in->state == state))
 			return in;
 	return NULL;
@@ -239,10 +454,32 @@ struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct a
 				   struct awfs_inode *dir, const char *name)
 {
 	struct awfs_inode *in;
-	bool pressed = false;
+	struct file_handle *fh = NULL;
+	int mount_id = 0;
+	bool pressed = false, looked = false;
 
 	pthread_mutex_lock(&table_lock);
-	in = find_host_locked(st->st_dev, st->st_ino, state);
+	for (;;) {
+		in = find_host_locked(st->st_dev, st->st_ino, state);
+		/* an inode whose fd is open holds its object: the number is its own */
+		if ((in && (!in->fh || in->cfd >= 0)) || !use_handles)
+			break;
+		if (!looked) {	/* its handle, taken outside the lock, then look again */
+			pthread_mutex_unlock(&table_lock);
+			fh = handle_of(fd, &mount_id);
+			looked = true;
+			pthread_mutex_lock(&table_lock);
+			continue;
+		}
+		if (in && !same_handle(in->fh, fh)) {
+			/* the number is another object's now: the old one was deleted
+			 * while its fd was closed. Its node id stays the kernel's (and
+			 * ESTALE), but no lookup finds it again */
+			in->dead = 1;
+			continue;
+		}
+		break;
+	}
 	if (in) {
 		restate_locked(in, state);
 		in->linked = st->st_nlink > 1;
@@ -252,12 +489,28 @@ struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct a
 			lru_push(in);
 			kernel_name_locked(in, dir, name);
 		}
+		if (in != &root && in->cfd < 0) {	/* the fd in hand: cached */
+			adopt(in, fd);
+			fd = -1;
+		} else if (in_cache(in)) {
+			cache_unlink(in);
+			cache_push(in);
+		}
 		pthread_mutex_unlock(&table_lock);
-		close(fd);
+		if (fd >= 0)
+			close(fd);
+		free(fh);
 		return in;
 	}
 	in = util_xcalloc(1, sizeof(*in));
-	in->fd = fd;
+	in->cfd = fd;
+	in->host = 1;
+	if (fh && (in->mnt = mount_slot(mount_id, fd, st->st_mode & S_IFMT)) >= 0) {
+		in->fh = fh;
+	} else {
+		free(fh);
+		nfixed++;
+	}
 	in->dev = st->st_dev;
 	in->ino = st->st_ino;
 	in->type = st->st_mode & S_IFMT;
@@ -274,8 +527,12 @@ struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct a
 	} else {
 		ndirs++;
 	}
-	pressed = nfiles + ndirs > pressure_high && pressure_hook;
+	pressed = (nfixed > fd_high || nfiles + ndirs > mem_high) && pressure_hook;
 	insert(in);
+	if (in->fh) {
+		in->cfd = -1;
+		adopt(in, fd);
+	}
 	pthread_mutex_unlock(&table_lock);
 	if (pressed)
 		pressure_hook();
@@ -287,7 +544,7 @@ uint64_t inode_synth_ino(const struct awfs_inode *parent, const char *name)
 	/* FNV-1a over the parent's served number and the name: the same in
 	 * readdir and lookup, and made of nothing the host holds under the mask */
 	uint64_t h = 0xcbf29ce484222325ULL;
-	uint64_t pino = parent->fd < 0 ? parent->synth_ino : (uint64_t)parent->ino;
+	uint64_t pino = !parent->host ? parent->synth_ino : (uint64_t)parent->ino;
 
 	for (int i = 0; i < 8; i++)
 		h = (h ^ ((pino >> (8 * i)) & 0xff)) * 0x100000001b3ULL;
@@ -299,14 +556,14 @@ uint64_t inode_synth_ino(const struct awfs_inode *parent, const char *name)
 struct awfs_inode *inode_take_synth(struct awfs_inode *parent, const char *name, mode_t type,
 				    const struct awfs_state *state)
 {
-	struct awfs_inode key = { .fd = -1, .parent = parent, .name = (char *)name, .state = state };
+	struct awfs_inode key = { .cfd = -1, .parent = parent, .name = (char *)name, .state = state };
 	struct awfs_inode *in;
 	size_t b;
 
 	pthread_mutex_lock(&table_lock);
 	b = hash_of(&key) % nbuckets;
 	for (in = buckets[b]; in; in = in->next) {
-		if (in->fd < 0 && in->parent == parent && in->state == state &&
+		if (!in->host && in->parent == parent && in->state == state &&
 		    in->type == type && strcmp(in->name, name) == 0) {
 			in->refs++;
 			pthread_mutex_unlock(&table_lock);
@@ -314,7 +571,7 @@ struct awfs_inode *inode_take_synth(struct awfs_inode *parent, const char *name,
 		}
 	}
 	in = util_xcalloc(1, sizeof(*in));
-	in->fd = -1;
+	in->cfd = -1;
 	in->type = type;
 	in->state = state;
 	in->parent = parent;
@@ -350,16 +607,23 @@ void inode_put(struct awfs_inode *in, uint64_t n)
 		if (on_lru(in)) {
 			lru_unlink(in);
 			nfiles--;
-		} else if (in->type == S_IFDIR && in->fd >= 0) {
+		} else if (in->type == S_IFDIR && in->host) {
 			ndirs--;
 		}
+		if (in_cache(in))
+			cache_unlink(in);
+		else if (in->fh && in->opens && in->cfd >= 0)
+			nopen_pinned--;	/* (the kernel releases its files before it forgets) */
+		if (in->host && !in->fh)
+			nfixed--;
 		pthread_mutex_unlock(&table_lock);
 
 		if (in->type == S_IFDIR && dir_free)
 			dir_free(in);
-		if (in->fd >= 0)
-			close(in->fd);
+		if (in->cfd >= 0)
+			close(in->cfd);
 		parent = in->parent;
+		free(in->fh);
 		free(in->name);
 		free(in->kname);
 		free(in->kname2);
@@ -413,7 +677,7 @@ void inode_moved(dev_t dev, ino_t ino, const struct awfs_state *state, const str
 
 	pthread_mutex_lock(&table_lock);
 	for (struct awfs_inode *in = buckets[hash_key(dev, ino, NULL) % nbuckets]; in; in = in->next) {
-		if (!on_lru(in) || in->dev != dev || in->ino != ino || in->state != state)
+		if (!on_lru(in) || in->dead || in->dev != dev || in->ino != ino || in->state != state)
 			continue;
 		if (is_name(in->kparent2, in->kname2, was, old)) {	/* the second name moved */
 			free(in->kname2);
@@ -428,12 +692,131 @@ void inode_moved(dev_t dev, ino_t ino, const struct awfs_state *state, const str
 
 bool inode_pressed(void)
 {
-	return read_locked(&nfiles) + read_locked(&ndirs) > read_locked(&pressure_high);
+	bool p;
+
+	pthread_mutex_lock(&table_lock);
+	p = nfixed > fd_high || nfiles + ndirs > mem_high;
+	pthread_mutex_unlock(&table_lock);
+	return p;
 }
 
 uint64_t inode_pressure_mark(void)
 {
-	return read_locked(&pressure_high);
+	return read_locked(&fd_high);
+}
+
+uint64_t inode_fixed(void)
+{
+	return read_locked(&nfixed);
+}
+
+uint64_t inode_over(void)
+{
+	uint64_t a = 0, b = 0;
+
+	pthread_mutex_lock(&table_lock);
+	if (fd_high != UINT64_MAX && nfixed > fd_high - fd_high / 4)
+		a = nfixed - (fd_high - fd_high / 4);
+	if (mem_high != UINT64_MAX && nfiles + ndirs > mem_high - mem_high / 4)
+		b = nfiles + ndirs - (mem_high - mem_high / 4);
+	pthread_mutex_unlock(&table_lock);
+	return a > b ? a : b;
+}
+
+int inode_fd(struct awfs_inode *in, int *fd)
+{
+	int err, nfd;
+
+	if (!inode_on_listener())
+		abort();	/* another thread's use would race with the cache */
+	pthread_mutex_lock(&table_lock);
+	if (in->cfd >= 0) {
+		if (in_cache(in) && cache_head != in) {	/* the newest */
+			cache_unlink(in);
+			cache_push(in);
+		}
+		*fd = in->cfd;
+		pthread_mutex_unlock(&table_lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&table_lock);
+	if (!in->fh)
+		return EBADF;	/* not a host inode */
+	err = open_handle(in->fh, in->mnt, in->dev, in->ino, O_PATH, &nfd);
+	if (err)
+		return err;
+	pthread_mutex_lock(&table_lock);
+	adopt(in, nfd);
+	pthread_mutex_unlock(&table_lock);
+	*fd = nfd;
+	return 0;
+}
+
+bool inode_on_listener(void)
+{
+	return pthread_equal(pthread_self(), listener);
+}
+
+int inode_open(struct awfs_inode *in, int flags, int *fd)
+{
+	char name[32];
+
+	if (in->fh)
+		return open_handle(in->fh, in->mnt, in->dev, in->ino, flags, fd);
+	if (!in->host)
+		return EBADF;
+	/* kept for life: its number stays valid while the inode lives */
+	snprintf(name, sizeof(name), "/proc/self/fd/%d", in->cfd);
+	*fd = open(name, flags | O_NOFOLLOW | O_CLOEXEC);
+	return *fd < 0 ? errno : 0;
+}
+
+void inode_set_fd_cache(uint64_t cap)
+{
+	pthread_mutex_lock(&table_lock);
+	cache_cap = cap < 64 ? 64 : cap;
+	pthread_mutex_unlock(&table_lock);
+}
+
+uint64_t inode_fds(void)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&table_lock);
+	n = ncached + nopen_pinned + nfixed;
+	pthread_mutex_unlock(&table_lock);
+	return n;
+}
+
+uint64_t inode_open_fds(void)
+{
+	return read_locked(&nopen_pinned);
+}
+
+void inode_opened(struct awfs_inode *in)
+{
+	if (!in->host)
+		return;
+	pthread_mutex_lock(&table_lock);
+	if (in_cache(in)) {	/* no longer closable */
+		cache_unlink(in);
+		nopen_pinned++;
+	}
+	in->opens++;
+	pthread_mutex_unlock(&table_lock);
+}
+
+void inode_released(struct awfs_inode *in)
+{
+	if (!in->host)
+		return;
+	pthread_mutex_lock(&table_lock);
+	if (--in->opens == 0 && in->fh && in->cfd >= 0) {
+		nopen_pinned--;
+		cache_push(in);
+		cache_trim();
+	}
+	pthread_mutex_unlock(&table_lock);
 }
 
 uint64_t inode_find_host(dev_t dev, ino_t ino, const struct awfs_state *state)
@@ -458,7 +841,7 @@ size_t inode_collect(bool (*want)(const struct awfs_inode *in), struct inode_ref
 		(*out)[n++].id = 1;
 	for (size_t b = 0; b < nbuckets; b++) {
 		for (struct awfs_inode *in = buckets[b]; in; in = in->next) {
-			if (in->fd < 0 || !want(in))
+			if (!in->host || !want(in))
 				continue;
 			(*out)[n].id = inode_nodeid(in);
 			if (in->parent) {	/* where the kernel has it now */
@@ -472,10 +855,11 @@ size_t inode_collect(bool (*want)(const struct awfs_inode *in), struct inode_ref
 	return n;
 }
 
-void inode_set_pressure(uint64_t high, void (*hook)(void))
+void inode_set_pressure(uint64_t fdh, uint64_t memh, void (*hook)(void))
 {
 	pthread_mutex_lock(&table_lock);
-	pressure_high = high;
+	fd_high = fdh;
+	mem_high = memh;
 	pressure_hook = hook;
 	pthread_mutex_unlock(&table_lock);
 }

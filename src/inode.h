@@ -5,8 +5,12 @@
  * A host directory is keyed by (st_dev, st_ino): one directory is one inode,
  * whose classification state is the one of the name it was last found by;
  * a host non-directory by (st_dev, st_ino, state): it keeps the class of the
- * path it was found by (inode.c says why both are safe). Each holds an
- * O_PATH | O_NOFOLLOW fd, so no host path is ever resolved again.
+ * path it was found by (inode.c says why both are safe). Each is referenced
+ * by the file handle the host gave for it at lookup (name_to_handle_at) and
+ * an O_PATH | O_NOFOLLOW fd opened from that handle when a request needs
+ * it, kept in a cache of bounded size (inode_fd()); no host path is ever
+ * resolved again. Where the source gives no handle, the inode keeps its
+ * fd for its whole life (and the trimmer, loop.c, bounds how many).
  *
  * A synthetic inode (a mask) is keyed by (parent, name) and holds nothing of
  * the host: no fd, no host inode number.
@@ -43,8 +47,20 @@ enum {
 	AWFS_VIRT_DENIALS,
 };
 
+struct file_handle;
+
 struct awfs_inode {
-	int fd;				/* host O_PATH fd (see readable); -1 when synthetic */
+	int cfd;			/* host: its O_PATH fd (see readable), or -1 while
+					   closed (a handle is kept); listener thread only:
+					   use inode_fd() */
+	unsigned char host;		/* a host inode (else synthetic or virtual) */
+	struct file_handle *fh;		/* host: its handle, NULL when the source gave none
+					   (cfd then kept for the inode's life) */
+	int mnt;			/* with fh: the mount it is opened on (inode.c) */
+	uint32_t opens;			/* open files of it: cfd stays open while > 0 */
+	unsigned char dead;		/* its (dev, ino) is another object's now: no
+					   lookup finds it (table_lock) */
+	struct awfs_inode *cprev, *cnext;	/* fd cache: closable fds, newest first */
 	dev_t dev;
 	ino_t ino;
 	mode_t type;			/* S_IFMT bits as served */
@@ -76,8 +92,41 @@ struct awfs_inode {
 	struct awfs_inode *next;	/* hash chain */
 };
 
-/* Set up the table around the root (its fd is kept, never closed by the table). */
-void inode_init(int root_fd, const struct stat *root_st, const struct awfs_state *root_state);
+/*
+ * Set up the table around the root (its fd is kept, never closed by the
+ * table). The calling thread is the listener: the only one inode_fd() may
+ * be called on. Tries a file handle of the root: when the host gives none
+ * that awfs can open again (the file system has none, or awfs lacks
+ * CAP_DAC_READ_SEARCH), every inode keeps its fd for life, and @why (when
+ * not NULL) says why; returns whether handles are used.
+ */
+bool inode_init(int root_fd, const struct stat *root_st, const struct awfs_state *root_state,
+		char *why, size_t whylen);
+/*
+ * The O_PATH fd of the host inode @in: the cached one, or one opened from
+ * its handle (and checked to be the same (dev, ino)). Listener
+ * thread only; valid until the listener's next inode_fd() or lookup has
+ * opened @cap (inode_set_fd_cache()) others, which no one request does: a
+ * request uses a few. Returns 0 or an errno (ENOENT: the object is gone,
+ * its handle stale or its number another object's).
+ */
+int inode_fd(struct awfs_inode *in, int *fd);
+/* Whether this thread is the listener. */
+bool inode_on_listener(void);
+/*
+ * A new fd of the host inode @in with @flags (O_PATH, or O_RDONLY |
+ * O_DIRECTORY), for any thread; the caller closes it.
+ */
+int inode_open(struct awfs_inode *in, int flags, int *fd);
+/* At most @cap closable fds are kept open (at least 64). */
+void inode_set_fd_cache(uint64_t cap);
+/* fds held now: the cache's, the open files', and those kept for life. */
+uint64_t inode_fds(void);
+/* Of them, those of inodes with open files (a handle's: pinned). */
+uint64_t inode_open_fds(void);
+/* A file of @in was opened (pins its fd: an open file's never closes) or released. */
+void inode_opened(struct awfs_inode *in);
+void inode_released(struct awfs_inode *in);
 /* The inode for a kernel nodeid. */
 struct awfs_inode *inode_get(uint64_t nodeid);
 /* The nodeid to give the kernel for @in. */
@@ -143,8 +192,9 @@ size_t inode_collect(bool (*want)(const struct awfs_inode *in), struct inode_ref
 uint64_t inode_count(void);
 
 /*
- * Open file limit relief. Every host inode holds an fd, and the kernel
- * decides how many it keeps; past @high host inodes (files and directories
+ * Relief, for the fds kept for life and for memory. The kernel decides how
+ * many inodes it keeps; past @fd_high host inodes that keep their fd for
+ * life, or past @mem_high host inodes of any kind (files and directories
  * together), @hook (set once, before serving) is called, outside the table
  * lock, each time one is added. inode_oldest() then names the least
  * recently looked-up non-directories (never a directory: the kernel would
@@ -156,9 +206,13 @@ uint64_t inode_count(void);
  * them), moved to the newest end so that the next call names others.
  * Returns how many.
  */
-void inode_set_pressure(uint64_t high, void (*hook)(void));
+void inode_set_pressure(uint64_t fd_high, uint64_t mem_high, void (*hook)(void));
 uint64_t inode_host_files(void);
 uint64_t inode_host_dirs(void);
+/* Host inodes that keep their fd for life (no handle), the root not counted. */
+uint64_t inode_fixed(void);
+/* How many files the trimmer should have the kernel drop now: 0 when under 3/4 of both marks. */
+uint64_t inode_over(void);
 size_t inode_oldest(struct inode_ref *out, size_t max);
 
 #endif

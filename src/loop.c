@@ -19,17 +19,17 @@
  * read. Signals reach the listener only (the workers block them), which
  * ends its poll() with EINTR.
  *
- * A third kind of thread, the trimmer, keeps the open file limit out of
- * reach: every host inode holds an fd, and the kernel decides how many
- * inodes it keeps. Past files_high host inodes (directories count, but
- * only files are dropped: a directory would take its subtree with it), the
- * trimmer asks the kernel to drop the files looked up least recently, under
- * the name the kernel has each by now (a notification, never from a
- * request's own thread, as libfuse requires);
- * the kernel then forgets those it does not use, and their fds are closed.
- * A walk over more files than the limit costs lookups again instead of
- * EMFILE; what the kernel cannot drop (files held open) keeps its fd. The
- * trimmer is started the first time the mark is passed.
+ * A third kind of thread, the trimmer, bounds what the kernel's cache of
+ * inodes costs awfs. The kernel decides how many inodes it keeps; each
+ * costs awfs memory, and an fd when the source gives no file handle
+ * (inode.c: with one, the fds are a bounded cache and cost nothing here).
+ * Past fd_high inodes that keep an fd, or mem_high inodes in all
+ * (directories count, but only files are dropped: a directory would take
+ * its subtree with it), the trimmer asks the kernel to drop the files
+ * looked up least recently, under the name the kernel has each by now (a
+ * notification, never from a request's own thread, as libfuse requires);
+ * the kernel then forgets those it does not use, and their memory (and
+ * fds) are freed. The trimmer is started the first time a mark is passed.
  *
  * A fourth, the watcher (watch.c), turns the host's changes in read-only
  * directories into invalidations. Both stop before the loop returns, the
@@ -224,7 +224,7 @@ static struct {
 	int started, poked, stop, done;
 	pthread_t tid;
 	struct fuse_session *se;
-	uint64_t high;
+	uint64_t fd_high;
 } trim = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
 
 static void *trim_main(void *arg);
@@ -247,8 +247,8 @@ static void trim_poke(void)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		if (err) {
 			/* no trimmer: lookups past the fd limit fail with EMFILE */
-			inode_set_pressure(UINT64_MAX, NULL);
-			log_msg(AWFS_LOG_ERR, "cannot start the trimmer: %s; past the open file limit lookups will fail (EMFILE)",
+			inode_set_pressure(UINT64_MAX, UINT64_MAX, NULL);
+			log_msg(AWFS_LOG_ERR, "cannot start the trimmer: %s; the kernel's inodes are kept without bound (without file handles, lookups past the open file limit fail: EMFILE)",
 				strerror(err));
 			pthread_mutex_unlock(&trim.lock);
 			return;
@@ -266,20 +266,18 @@ static void trim_round(void)
 {
 	static struct inode_ref v[TRIM_BATCH];
 	static int told;
-	uint64_t files = inode_host_files(), dirs = inode_host_dirs();
-	uint64_t low = trim.high - trim.high / 4, want;
+	uint64_t files = inode_host_files(), want = inode_over();
 	const struct timespec settle = { 0, 5 * 1000 * 1000 };
 	size_t n;
 
-	if (files + dirs <= low)
+	if (want == 0)
 		return;
-	if (dirs > low && !told) {
+	if (want > files && inode_fixed() > trim.fd_high && !told) {
 		told = 1;
-		log_msg(AWFS_LOG_WARN, "the kernel holds %llu directories, more than the %llu fds awfs keeps for files and directories: files are dropped as soon as they are looked up, and past the open file limit lookups fail (EMFILE); raise the limit (ulimit -Hn, LimitNOFILE=)",
-			(unsigned long long)dirs, (unsigned long long)trim.high);
+		log_msg(AWFS_LOG_WARN, "the kernel holds %llu directories, more than the %llu fds awfs keeps for files and directories of a source without file handles: files are dropped as soon as they are looked up, and past the open file limit lookups fail (EMFILE); raise the limit (ulimit -Hn, LimitNOFILE=)",
+			(unsigned long long)inode_host_dirs(), (unsigned long long)trim.fd_high);
 	}
-	/* down to 3/4 of high, oldest files first: directories stay */
-	want = files + dirs - low;
+	/* down to 3/4 of the marks, oldest files first: directories stay */
 	if (want > files)
 		want = files;
 	for (; want > 0; want -= n) {
@@ -324,13 +322,13 @@ static void *trim_main(void *arg)
 	return NULL;
 }
 
-/* Arm the trimmer: it starts past @high host inodes (trim_poke()). */
-static void trim_arm(struct fuse_session *se, uint64_t high)
+/* Arm the trimmer: it starts past either mark (trim_poke()). */
+static void trim_arm(struct fuse_session *se, uint64_t fd_high, uint64_t mem_high)
 {
 	trim.se = se;
-	trim.high = high;
+	trim.fd_high = fd_high;
 	trim.started = trim.stop = trim.poked = trim.done = 0;
-	inode_set_pressure(high, trim_poke);
+	inode_set_pressure(fd_high, mem_high, trim_poke);
 }
 
 /* The trimmer has stopped, or never started. */
@@ -356,7 +354,7 @@ static void helpers_stop(struct loop *l, struct fuse_buf *buf)
 	const struct timespec pause = { 0, 1000 * 1000 };
 	int exited = fuse_session_exited(l->se), res;
 
-	inode_set_pressure(UINT64_MAX, NULL);	/* no trimmer starts from here on */
+	inode_set_pressure(UINT64_MAX, UINT64_MAX, NULL);	/* no trimmer starts from here on */
 	pthread_mutex_lock(&trim.lock);
 	__atomic_store_n(&trim.stop, 1, __ATOMIC_RELAXED);
 	pthread_cond_signal(&trim.wake);
@@ -436,7 +434,8 @@ int loop_wrap_io(struct fuse_session *se)
 	return fuse_session_custom_io(se, &io, fuse_session_fd(se));
 }
 
-int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, uint64_t files_high)
+int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, uint64_t files_high,
+	     uint64_t inodes_high)
 {
 	struct loop l = { .se = se, .max_workers = max_workers };
 	struct fuse_buf buf = { .mem = NULL };
@@ -449,8 +448,8 @@ int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, ui
 	if (!l.workers)
 		return -ENOMEM;
 	pthread_mutex_init(&l.lock, NULL);
-	if (files_high)
-		trim_arm(se, files_high);
+	if (files_high || inodes_high)
+		trim_arm(se, files_high ? files_high : UINT64_MAX, inodes_high ? inodes_high : UINT64_MAX);
 	res = -watch_start(se);
 	if (res)
 		goto out;

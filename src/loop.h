@@ -17,8 +17,9 @@
  * the next request of a busy caller finds it awake. Requests that can wait
  * on the disk (READ, FSYNC, FSYNCDIR, FALLOCATE, LSEEK, COPY_FILE_RANGE) go
  * to up to max_workers worker threads, started when first needed. Past
- * files_high host files in the inode table (each an fd), a trimmer thread
- * asks the kernel to drop the least recently looked-up ones; 0: never.
+ * files_high host inodes that keep an fd for life (a source without file
+ * handles, inode.h), or inodes_high host inodes in all, a trimmer thread
+ * asks the kernel to drop the least recently looked-up files; 0: never.
  * Returns 0 after a clean stop, else -errno.
  */
 /*
@@ -29,6 +30,6 @@ int loop_wrap_io(struct fuse_session *se);
 /* The INIT handler's: the reply this thread sends next is INIT's. */
 void loop_patch_next_reply(void);
 int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers,
-	     uint64_t files_high);
+	     uint64_t files_high, uint64_t inodes_high);
 
 #endif

@@ -64,17 +64,35 @@ static bool root_shown_open;	/* set once by ops_init(): see node_attr() */
  * table, never freed. Their text is made from the policy and from refused
  * requests (info.c), never from the host.
  */
-static struct awfs_inode virt_dir = { .fd = -1, .type = S_IFDIR, .virt = AWFS_VIRT_DIR };
-static struct awfs_inode virt_readme = { .fd = -1, .type = S_IFREG, .virt = AWFS_VIRT_README,
+static struct awfs_inode virt_dir = { .cfd = -1, .type = S_IFDIR, .virt = AWFS_VIRT_DIR };
+static struct awfs_inode virt_readme = { .cfd = -1, .type = S_IFREG, .virt = AWFS_VIRT_README,
 					 .parent = &virt_dir, .name = "README" };
-static struct awfs_inode virt_denials = { .fd = -1, .type = S_IFREG, .virt = AWFS_VIRT_DENIALS,
+static struct awfs_inode virt_denials = { .cfd = -1, .type = S_IFREG, .virt = AWFS_VIRT_DENIALS,
 					  .parent = &virt_dir, .name = "denials" };
 
-/* The snapshot of a virtual file's text, taken at open. */
+/*
+ * The snapshot of a virtual file's text, taken at open. The open ones are
+ * listed (listener thread): those the kernel had not released when the
+ * session ended (an unmount right after a read) are freed by ops_fini().
+ */
 struct virt_handle {
 	char *text;
 	size_t len;
+	struct virt_handle *prev, *next;
 };
+static struct virt_handle *virt_open;
+
+static void virt_handle_free(struct virt_handle *h)
+{
+	if (h->prev)
+		h->prev->next = h->next;
+	else
+		virt_open = h->next;
+	if (h->next)
+		h->next->prev = h->prev;
+	free(h->text);
+	free(h);
+}
 
 /* A directory entry as listed. */
 struct dir_entry {
@@ -139,6 +157,8 @@ void ops_fini(void)
 	virt_dir.snaps = NULL;
 	snaps_free(inode_root()->snaps);
 	inode_root()->snaps = NULL;
+	while (virt_open)
+		virt_handle_free(virt_open);
 	watch_fini();
 	verdict_fini();
 }
@@ -184,9 +204,9 @@ static void caller_begin(fuse_req_t req)
 
 /*
  * Reply @err. "Too many open files" reaching a caller means awfs's open
- * file limit is spent, by files callers hold open or by inodes the kernel
- * keeps faster than the trimmer can ask it to drop them: say so once, with
- * both counts and what to raise.
+ * file limit is spent: by files callers hold open or, on a source without
+ * file handles, by inodes the kernel keeps faster than the trimmer can ask
+ * it to drop them: say so once, with the counts and what to raise.
  */
 static void reply_err(fuse_req_t req, int err)
 {
@@ -196,15 +216,16 @@ static void reply_err(fuse_req_t req, int err)
 		log_msg(AWFS_LOG_WARN, "ENFILE (the system's file table is full) reached a caller: raise fs.file-max, or find what holds the files");
 	} else if (err == EMFILE && !atomic_exchange(&told_mfile, 1)) {
 		struct rlimit rl = { 0, 0 };
-		uint64_t mark = inode_pressure_mark();
-		char most[64] = "";
+		uint64_t fixed = inode_fixed();
+		char most[160] = "";
 
 		(void)getrlimit(RLIMIT_NOFILE, &rl);
-		if (mark != UINT64_MAX)
-			snprintf(most, sizeof(most), " (the trimmer's mark: %llu)", (unsigned long long)mark);
-		log_msg(AWFS_LOG_WARN, "EMFILE (too many open files) reached a caller: awfs's open file limit (%llu) is spent: %llu by the files and directories the kernel keeps%s, the rest by files callers hold open; raise the limit awfs starts with (ulimit -Hn, LimitNOFILE= in a unit)",
-			(unsigned long long)rl.rlim_cur,
-			(unsigned long long)inode_host_files() + (unsigned long long)inode_host_dirs(), most);
+		if (fixed)	/* no handles: each inode the kernel keeps costs one */
+			snprintf(most, sizeof(most), "; %llu are kept for files and directories the kernel caches (a source without file handles; the trimmer's mark: %llu)",
+				 (unsigned long long)fixed, (unsigned long long)inode_pressure_mark());
+		log_msg(AWFS_LOG_WARN, "EMFILE (too many open files) reached a caller: awfs's open file limit (%llu) is spent: %llu of awfs's fds are for inodes, of them %llu for files callers hold open%s; raise the limit awfs starts with (ulimit -Hn, LimitNOFILE= in a unit)",
+			(unsigned long long)rl.rlim_cur, (unsigned long long)inode_fds(),
+			(unsigned long long)inode_open_fds(), most);
 	}
 	fuse_reply_err(req, err);
 }
@@ -313,7 +334,7 @@ static void synth_attr(const struct awfs_inode *in, struct stat *st)
 /* Whether the handles of @ino are host fds (masked and virtual files have none). */
 static bool has_host_fh(fuse_ino_t ino)
 {
-	return inode_get(ino)->fd >= 0;
+	return inode_get(ino)->host;
 }
 
 /* The current text of a virtual file (caller frees). */
@@ -346,19 +367,21 @@ static void virt_attr(const struct awfs_inode *in, struct stat *st)
 	}
 }
 
-static int node_attr(const struct awfs_inode *in, struct stat *st)
+static int node_attr(struct awfs_inode *in, struct stat *st)
 {
-	int err;
+	int err, fd;
 
 	if (in->virt) {
 		virt_attr(in, st);
 		return 0;
 	}
-	if (in->fd < 0) {
+	if (!in->host) {
 		synth_attr(in, st);
 		return 0;
 	}
-	err = host_stat(in->fd, st);
+	err = inode_fd(in, &fd);
+	if (!err)
+		err = host_stat(fd, st);
 	/*
 	 * A read-only root that holds a single file the agent may write in
 	 * place (agent-step-summary.md): shown 01777, as .awfs is, so that a
@@ -454,6 +477,7 @@ static bool refuse_folding(struct awfs_inode *in, const char *name)
 {
 	const char *what = "?";
 	char esc[3 * NAME_MAX + 8];
+	int fd;
 
 	if (in->folds == 1)
 		return false;
@@ -461,7 +485,7 @@ static bool refuse_folding(struct awfs_inode *in, const char *name)
 		inode_put(in, 1);	/* refused before: the first refusal keeps it */
 		return true;
 	}
-	if (!host_dir_folds_case(in->fd, &what)) {
+	if (inode_fd(in, &fd) != 0 || !host_dir_folds_case(fd, &what)) {
 		in->folds = 1;
 		return false;
 	}
@@ -483,12 +507,15 @@ static int do_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry
 	const struct awfs_state *st;
 	struct awfs_inode *in;
 	struct stat sb;
-	int fd, err;
+	int fd, dfd, err;
 
 	if (dir->virt || is_info_name(dir, name))
 		return virt_lookup(dir, name, e);
 	if (is_masked(dir) || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 		return ENOENT;
+	err = inode_fd(dir, &dfd);
+	if (err)
+		return err;
 	st = classify_child(cfg->classifier, dir->state, name);
 	if (child)
 		*child = st;
@@ -499,7 +526,7 @@ static int do_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry
 		size_t nfixed = classify_fixed_masks(dir->state, &fixed);
 
 		/* a file stays a file; a directory, or nothing, is an empty directory */
-		err = host_stat_at(dir->fd, name, &sb);
+		err = host_stat_at(dfd, name, &sb);
 		if (err == 0 && !S_ISDIR(sb.st_mode))
 			type = S_IFREG;
 		for (size_t i = 0; i < nfixed && !listed; i++)
@@ -513,7 +540,7 @@ static int do_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry
 		fill_entry(e, in, &sb, dir);
 		return 0;
 	}
-	err = host_lookup(dir->fd, name, &fd, &sb);
+	err = host_lookup(dfd, name, &fd, &sb);
 	if (err)
 		return err;
 	note_if_unclassified(dir, name, st);
@@ -592,8 +619,12 @@ static const char *setattr_op(int to_set)
  */
 static void drop_setid(fuse_req_t req, struct awfs_inode *in, int fh)
 {
-	if (in->type == S_IFREG && in->fd >= 0)
-		host_kill_suid(in->fd, fh, fuse_req_ctx(req)->uid);
+	int fd = -1;
+
+	if (in->type != S_IFREG || !in->host)
+		return;
+	if (fh >= 0 || inode_fd(in, &fd) == 0)	/* (on a worker, always a handle) */
+		host_kill_suid(fd, fh, fuse_req_ctx(req)->uid);
 }
 
 static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
@@ -602,16 +633,18 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	struct awfs_inode *in = inode_get(ino);
 	int fh = fi ? (int)fi->fh : -1;
 	struct stat st;
-	int err;
+	int err, fd = -1;
 
 	err = check_node(req, setattr_op(to_set), in);
+	if (!err)
+		err = inode_fd(in, &fd);	/* EBADF: not a host inode */
 	if (err)
 		goto out;
 	if (to_set & FUSE_SET_ATTR_MODE) {
 		if (in->type == S_IFLNK)
 			err = EOPNOTSUPP;
 		else
-			AS_CALLER(req, err, host_chmod(in->fd, attr->st_mode));
+			AS_CALLER(req, err, host_chmod(fd, attr->st_mode));
 		if (err)
 			goto out;
 	}
@@ -619,12 +652,12 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		uid_t uid = (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
 		gid_t gid = (to_set & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
 
-		AS_CALLER(req, err, host_chown(in->fd, uid, gid));
+		AS_CALLER(req, err, host_chown(fd, uid, gid));
 		if (err)
 			goto out;
 	}
 	if (to_set & FUSE_SET_ATTR_SIZE) {
-		AS_CALLER(req, err, host_truncate(in->fd, fh, attr->st_size));
+		AS_CALLER(req, err, host_truncate(fd, fh, attr->st_size));
 		if (err)
 			goto out;
 		drop_setid(req, in, fh);
@@ -640,11 +673,11 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 			ts[1].tv_nsec = UTIME_NOW;
 		else if (to_set & FUSE_SET_ATTR_MTIME)
 			ts[1] = attr->st_mtim;
-		AS_CALLER(req, err, host_utimens(in->fd, fh, ts, in->type == S_IFLNK));
+		AS_CALLER(req, err, host_utimens(fd, fh, ts, in->type == S_IFLNK));
 		if (err)
 			goto out;
 	}
-	err = host_stat(in->fd, &st);
+	err = host_stat(fd, &st);
 out:
 	if (err)
 		reply_err(req, err);
@@ -657,13 +690,15 @@ static void ll_readlink(fuse_req_t req, fuse_ino_t ino)
 	struct awfs_inode *in = inode_get(ino);
 	char buf[PATH_MAX + 1];
 	size_t len;
-	int err;
+	int err, fd;
 
-	if (in->fd < 0) {
+	if (!in->host) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	err = host_readlink(in->fd, buf, sizeof(buf), &len);
+	err = inode_fd(in, &fd);
+	if (!err)
+		err = host_readlink(fd, buf, sizeof(buf), &len);
 	if (!err && len >= sizeof(buf))
 		err = ENAMETOOLONG;
 	if (err) {
@@ -693,21 +728,23 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 {
 	struct awfs_inode *dir = inode_get(parent);
 	const struct awfs_state *st = NULL;
-	int err = check_entry(req, op, dir, name, &st);
+	int dfd, err = check_entry(req, op, dir, name, &st);
 
 	/* a symlink where a stricter rule is anchored below would redirect it */
 	if (!err && link)
 		err = check_anchor(req, op, dir, name, NULL, NULL, st);
+	if (!err)
+		err = inode_fd(dir, &dfd);
 	if (err) {
 		reply_err(req, err);
 		return;
 	}
 	if (link)
-		AS_CALLER(req, err, host_symlink(link, dir->fd, name));
+		AS_CALLER(req, err, host_symlink(link, dfd, name));
 	else if (S_ISDIR(mode))
-		AS_CALLER(req, err, host_mkdir(dir->fd, name, mode & 07777));
+		AS_CALLER(req, err, host_mkdir(dfd, name, mode & 07777));
 	else
-		AS_CALLER(req, err, host_mknod(dir->fd, name, mode, rdev));
+		AS_CALLER(req, err, host_mknod(dfd, name, mode, rdev));
 	if (err)
 		reply_err(req, err);
 	else
@@ -734,14 +771,18 @@ static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const cha
 	struct awfs_inode *in = inode_get(ino), *dir = inode_get(parent);
 	struct awfs_other_end to = { "to", dir, name }, src = { NULL, in, NULL };
 	const struct awfs_state *st = NULL;
-	int err = check_node2(req, "link", in, &to);
+	int fd, dfd, err = check_node2(req, "link", in, &to);
 
 	if (!err)
 		err = check_entry2(req, "link", dir, name, &st, &src, &to);
 	if (!err)
 		err = check_anchor(req, "link", dir, name, &src, &to, st);
 	if (!err)
-		AS_CALLER(req, err, host_link(in->fd, dir->fd, name));
+		err = inode_fd(in, &fd);
+	if (!err)
+		err = inode_fd(dir, &dfd);
+	if (!err)
+		AS_CALLER(req, err, host_link(fd, dfd, name));
 	if (err)
 		reply_err(req, err);
 	else
@@ -751,20 +792,24 @@ static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const cha
 static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct awfs_inode *dir = inode_get(parent);
-	int err = check_entry(req, "unlink", dir, name, NULL);
+	int dfd, err = check_entry(req, "unlink", dir, name, NULL);
 
 	if (!err)
-		AS_CALLER(req, err, host_unlink(dir->fd, name));
+		err = inode_fd(dir, &dfd);
+	if (!err)
+		AS_CALLER(req, err, host_unlink(dfd, name));
 	reply_err(req, err);
 }
 
 static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct awfs_inode *dir = inode_get(parent);
-	int err = check_entry(req, "rmdir", dir, name, NULL);
+	int dfd, err = check_entry(req, "rmdir", dir, name, NULL);
 
 	if (!err)
-		AS_CALLER(req, err, host_rmdir(dir->fd, name));
+		err = inode_fd(dir, &dfd);
+	if (!err)
+		AS_CALLER(req, err, host_rmdir(dfd, name));
 	reply_err(req, err);
 }
 
@@ -777,8 +822,9 @@ static void moved_to(struct awfs_inode *from, const char *old, struct awfs_inode
 		     const struct awfs_state *was, const struct awfs_state *now)
 {
 	struct stat sb;
+	int dfd;
 
-	if (host_stat_at(dir->fd, name, &sb) != 0)
+	if (inode_fd(dir, &dfd) != 0 || host_stat_at(dfd, name, &sb) != 0)
 		return;
 	if (!S_ISDIR(sb.st_mode))
 		inode_moved(sb.st_dev, sb.st_ino, was, from, old, dir, name);
@@ -794,7 +840,7 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	const char *op = (flags & RENAME_EXCHANGE) ? "rename(exchange)" : "rename";
 	/* messages always read "rename SOURCE to DESTINATION", whichever end refused */
 	struct awfs_other_end to = { "to", ndir, newname }, src = { NULL, dir, name };
-	int err;
+	int dfd, ndfd, err;
 
 	err = check_entry2(req, op, dir, name, &sst, &src, &to);
 	if (!err)
@@ -804,7 +850,11 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	if (!err)
 		err = check_anchor(req, op, ndir, newname, &src, &to, dst);
 	if (!err)
-		AS_CALLER(req, err, host_rename(dir->fd, name, ndir->fd, newname, flags));
+		err = inode_fd(dir, &dfd);
+	if (!err)
+		err = inode_fd(ndir, &ndfd);
+	if (!err)
+		AS_CALLER(req, err, host_rename(dfd, name, ndfd, newname, flags));
 	if (!err) {
 		/* the kernel keeps its inodes: a directory takes the state of where
 		 * it is now, a file is found there by the trimmer */
@@ -845,13 +895,18 @@ static const char *open_op(int flags)
 static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct awfs_inode *in = inode_get(ino);
-	int err = 0, fh = -1;
+	int err = 0, fh = -1, fd = -1, dirfd = -1;
 
 	if (opens_for_write(fi->flags))
 		err = check_node(req, open_op(fi->flags), in);
-	if (!err && in->fd >= 0) {
-		int dirfd = in->parent ? in->parent->fd : -1;
-
+	if (!err && in->host) {
+		/* the directory's fd first (the name is tried there, below): the
+		 * inode's, opened next, never closes the newest ones */
+		if (in->parent && inode_fd(in->parent, &dirfd) != 0)
+			dirfd = -1;
+		err = inode_fd(in, &fd);
+	}
+	if (!err && in->host) {
 		if (in->type == S_IFREG && plain_read(fi->flags) && !in->linked) {
 			/*
 			 * The inode's own fd, made readable once, serves every such
@@ -860,11 +915,11 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			 * fresher (inode.c): it is opened as the caller instead.
 			 */
 			if (!in->readable)
-				err = host_make_readable(in->fd, dirfd, in->name, in->dev, in->ino);
+				err = host_make_readable(fd, dirfd, in->name, in->dev, in->ino);
 			in->readable = !err;
-			fh = in->fd;
+			fh = fd;
 		} else {
-			AS_CALLER(req, err, host_open_pinned(in->fd, dirfd, in->name, in->dev, in->ino,
+			AS_CALLER(req, err, host_open_pinned(fd, dirfd, in->name, in->dev, in->ino,
 							    fi->flags & ~O_NOFOLLOW, &fh));
 		}
 	}
@@ -879,18 +934,24 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		struct virt_handle *h = util_xcalloc(1, sizeof(*h));
 
 		h->text = virt_text(in, &h->len);
+		h->next = virt_open;
+		if (virt_open)
+			virt_open->prev = h;
+		virt_open = h;
 		fi->fh = (uint64_t)(uintptr_t)h;
 		fi->direct_io = 1;
-		if (fuse_reply_open(req, fi) == -ENOENT) {
-			free(h->text);
-			free(h);
-		}
+		if (fuse_reply_open(req, fi) == -ENOENT)
+			virt_handle_free(h);
 		return;
 	}
 	fi->fh = (uint64_t)(int64_t)fh;
 	fi->keep_cache = cfg->keep_cache;
-	if (fuse_reply_open(req, fi) == -ENOENT && fh >= 0 && fh != in->fd)
-		close(fh);	/* the caller was interrupted */
+	inode_opened(in);	/* its fd stays open (it may be fh) until released */
+	if (fuse_reply_open(req, fi) == -ENOENT) {	/* the caller was interrupted */
+		if (fh >= 0 && fh != fd)
+			close(fh);
+		inode_released(in);
+	}
 }
 
 /* Would a create of @name in @dir be refused, while the host has the name (unmasked)? */
@@ -898,13 +959,15 @@ static bool refused_but_exists(struct awfs_inode *dir, const char *name)
 {
 	const struct awfs_state *st;
 	struct stat sb;
+	int dfd;
 
-	if (dir->virt || dir->fd < 0 || is_info_name(dir, name))
+	if (dir->virt || !dir->host || is_info_name(dir, name))
 		return false;
 	st = classify_child(cfg->classifier, dir->state, name);
 	if (classify_class(dir->state) == AWFS_CLASS_WRITE && classify_class(st) == AWFS_CLASS_WRITE)
 		return false;	/* not refused: host_create() finds out */
-	return classify_class(st) != AWFS_CLASS_MASK && host_stat_at(dir->fd, name, &sb) == 0;
+	return classify_class(st) != AWFS_CLASS_MASK && inode_fd(dir, &dfd) == 0 &&
+	       host_stat_at(dfd, name, &sb) == 0;
 }
 
 static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
@@ -914,7 +977,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	const struct awfs_state *st = NULL;
 	struct fuse_entry_param e;
 	struct stat sb;
-	int err, fh, pfd;
+	int err, fh, pfd, dfd;
 
 	/*
 	 * A name that exists, where the policy would refuse a create: the
@@ -927,11 +990,13 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		return;
 	}
 	err = check_entry(req, "create", dir, name, &st);
+	if (!err)
+		err = inode_fd(dir, &dfd);
 	if (err) {
 		reply_err(req, err);
 		return;
 	}
-	AS_CALLER(req, err, host_create(dir->fd, name, fi->flags & ~O_NOFOLLOW, mode & 07777, &fh));
+	AS_CALLER(req, err, host_create(dfd, name, fi->flags & ~O_NOFOLLOW, mode & 07777, &fh));
 	/*
 	 * The name exists after all: the kernel's belief that it did not was
 	 * stale (host_create() never opens an existing object). ESTALE makes
@@ -960,8 +1025,10 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	fill_entry(&e, in, &sb, dir);
 	fi->fh = (uint64_t)fh;
 	fi->keep_cache = cfg->keep_cache;
+	inode_opened(in);
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
 		close(fh);
+		inode_released(in);
 		inode_put(in, 1);
 	}
 }
@@ -979,7 +1046,7 @@ static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_buf(req, h->text + o, size < h->len - o ? size : h->len - o);
 		return;
 	}
-	if (in->fd < 0) {
+	if (!in->host) {
 		fuse_reply_buf(req, NULL, 0);	/* a masked file is empty */
 		return;
 	}
@@ -1021,7 +1088,7 @@ static void ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_
 	ssize_t n;
 	int err = check_node(req, "write", in);
 
-	if (!err && in->fd < 0)
+	if (!err && !in->host)
 		err = EBADF;
 	if (err) {
 		reply_err(req, err);
@@ -1046,12 +1113,12 @@ static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct awfs_inode *in = inode_get(ino);
 
 	if (in->virt) {
-		struct virt_handle *h = (struct virt_handle *)(uintptr_t)fi->fh;
-
-		free(h->text);
-		free(h);
-	} else if (in->fd >= 0 && (int)fi->fh != in->fd) {
-		close((int)fi->fh);	/* not the inode's own (a plain read-only open's) */
+		virt_handle_free((struct virt_handle *)(uintptr_t)fi->fh);
+	} else if (in->host) {
+		/* not the inode's own (a plain read-only open's): pinned till now */
+		if ((int)fi->fh != in->cfd)
+			close((int)fi->fh);
+		inode_released(in);
 	}
 	fuse_reply_err(req, 0);
 }
@@ -1141,7 +1208,7 @@ static int dir_load(struct awfs_inode *dir, struct dir_snap *d)
 	size_t nfixed, cap = 0;
 	struct dirent *de;
 	DIR *dp;
-	int err;
+	int err, dfd;
 
 	if (dir->virt) {
 		dir_add(d, &cap, ".", AWFS_INFO_INO + AWFS_VIRT_DIR, DT_DIR);
@@ -1154,10 +1221,12 @@ static int dir_load(struct awfs_inode *dir, struct dir_snap *d)
 		const struct awfs_inode *p = dir->parent;
 
 		dir_add(d, &cap, ".", dir->synth_ino, DT_DIR);
-		dir_add(d, &cap, "..", p->fd < 0 ? p->synth_ino : p->ino, DT_DIR);
+		dir_add(d, &cap, "..", !p->host ? p->synth_ino : p->ino, DT_DIR);
 		return 0;
 	}
-	err = host_opendir(dir->fd, &dp);
+	err = inode_fd(dir, &dfd);
+	if (!err)
+		err = host_opendir(dfd, &dp);
 	if (err)
 		return err;
 	nfixed = classify_fixed_masks(dir->state, &fixed);
@@ -1180,7 +1249,7 @@ static int dir_load(struct awfs_inode *dir, struct dir_snap *d)
 			struct stat sb;
 
 			if (t == DT_UNKNOWN)
-				t = host_stat_at(dir->fd, de->d_name, &sb) == 0 && !S_ISDIR(sb.st_mode) ?
+				t = host_stat_at(dfd, de->d_name, &sb) == 0 && !S_ISDIR(sb.st_mode) ?
 					    DT_REG : DT_DIR;
 			for (size_t i = 0; i < nfixed; i++)
 				if (strcmp(fixed[i], de->d_name) == 0)
@@ -1375,8 +1444,8 @@ static void ll_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 	int fd, err = 0;
 
 	(void)fi;
-	if (in->fd >= 0) {
-		err = host_reopen(in->fd, O_RDONLY | O_DIRECTORY, &fd);
+	if (in->host) {
+		err = inode_open(in, O_RDONLY | O_DIRECTORY, &fd);	/* a worker's own */
 		if (!err) {
 			err = host_fsync(fd, datasync);
 			close(fd);
@@ -1389,8 +1458,10 @@ static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct awfs_inode *in = inode_get(ino);
 	struct statvfs sv;
-	int err = host_statfs(in->fd >= 0 ? in->fd : inode_root()->fd, &sv);
+	int fd, err = inode_fd(in->host ? in : inode_root(), &fd);
 
+	if (!err)
+		err = host_statfs(fd, &sv);
 	if (err)
 		reply_err(req, err);
 	else
@@ -1429,14 +1500,14 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	struct awfs_inode *in = inode_get(ino);
 	char *buf = size ? util_xmalloc(size) : NULL;
 	size_t len = 0;
-	int err;
+	int err, fd;
 
 	if (!cfg->xattr && !(acls_on && is_acl_name(name)))
 		err = xattr_off_err();
-	else if (in->fd < 0)
+	else if (!in->host)
 		err = ENODATA;	/* a mask has no xattrs */
-	else
-		err = host_getxattr(in->fd, in->type == S_IFLNK, name, buf, size, &len);
+	else if (!(err = inode_fd(in, &fd)))
+		err = host_getxattr(fd, in->type == S_IFLNK, name, buf, size, &len);
 	if (err)
 		reply_err(req, err);
 	else if (size)
@@ -1451,12 +1522,12 @@ static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	struct awfs_inode *in = inode_get(ino);
 	char *buf = size ? util_xmalloc(size) : NULL;
 	size_t len = 0;
-	int err = 0;
+	int err = 0, fd;
 
 	if (!cfg->xattr)
 		err = xattr_off_err();
-	else if (in->fd >= 0)
-		err = host_listxattr(in->fd, in->type == S_IFLNK, buf, size, &len);
+	else if (in->host && !(err = inode_fd(in, &fd)))
+		err = host_listxattr(fd, in->type == S_IFLNK, buf, size, &len);
 	if (err)
 		reply_err(req, err);
 	else if (size)
@@ -1471,24 +1542,28 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 {
 	struct awfs_inode *in = inode_get(ino);
 	/* a refusal is still EROFS and logged; with xattrs off an allowed one is EOPNOTSUPP */
-	int err = check_node(req, "setxattr", in);
+	int fd, err = check_node(req, "setxattr", in);
 
 	if (!err && !cfg->xattr && !(acls_on && is_acl_name(name)))
 		err = EOPNOTSUPP;
 	if (!err)
-		AS_CALLER(req, err, host_setxattr(in->fd, in->type == S_IFLNK, name, value, size, flags));
+		err = inode_fd(in, &fd);	/* EBADF: not a host inode */
+	if (!err)
+		AS_CALLER(req, err, host_setxattr(fd, in->type == S_IFLNK, name, value, size, flags));
 	reply_err(req, err);
 }
 
 static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct awfs_inode *in = inode_get(ino);
-	int err = check_node(req, "removexattr", in);
+	int fd, err = check_node(req, "removexattr", in);
 
 	if (!err && !cfg->xattr && !(acls_on && is_acl_name(name)))
 		err = EOPNOTSUPP;
 	if (!err)
-		AS_CALLER(req, err, host_removexattr(in->fd, in->type == S_IFLNK, name));
+		err = inode_fd(in, &fd);	/* EBADF: not a host inode */
+	if (!err)
+		AS_CALLER(req, err, host_removexattr(fd, in->type == S_IFLNK, name));
 	reply_err(req, err);
 }
 

@@ -96,6 +96,24 @@ static void append(char *out, size_t size, const char *a, const char *b)
  * for messages only). Synthetic and virtual entries are their parent's path
  * plus their name; a host entry is what its pinned fd says, under the mount.
  */
+static int host_fd_path_of(const struct awfs_inode *cin, char *buf, size_t size)
+{
+	/* (opening its fd changes the inode's cache, not what it is) */
+	struct awfs_inode *in = (struct awfs_inode *)cin;
+	int fd, err;
+
+	if (inode_on_listener()) {
+		err = inode_fd(in, &fd);
+		return err ? err : host_fd_path(fd, buf, size);
+	}
+	err = inode_open(in, O_PATH, &fd);	/* a worker's own */
+	if (!err) {
+		err = host_fd_path(fd, buf, size);
+		close(fd);
+	}
+	return err;
+}
+
 static void raw_path(const struct awfs_inode *in, const char *name, char *out, size_t size)
 {
 	char host[PATH_MAX + 1];
@@ -106,10 +124,10 @@ static void raw_path(const struct awfs_inode *in, const char *name, char *out, s
 		snprintf(out, size, "%s/%s", cfg->mountpoint, info_name());
 		if (in->virt != AWFS_VIRT_DIR)
 			append(out, size, "/", in->virt == AWFS_VIRT_README ? "README" : "denials");
-	} else if (in->fd < 0) {
+	} else if (!in->host) {
 		raw_path(in->parent, NULL, out, size);
 		append(out, size, "/", in->name);
-	} else if (host_fd_path(in->fd, host, sizeof(host)) == 0) {
+	} else if (host_fd_path_of(in, host, sizeof(host)) == 0) {
 		if (strncmp(host, cfg->source, srclen) == 0 &&
 		    (host[srclen] == '/' || host[srclen] == '\0'))
 			snprintf(out, size, "%s%s", cfg->mountpoint, host + srclen);

@@ -152,17 +152,17 @@ static bool local_fs(int fd)
 bool watch_dir(struct awfs_inode *dir)
 {
 	struct wnode **pp, *n;
-	int wd = __atomic_load_n(&dir->wd, __ATOMIC_ACQUIRE), err;
+	int wd = __atomic_load_n(&dir->wd, __ATOMIC_ACQUIRE), err, fd;
 
 	if (wd != 0)
 		return wd > 0;	/* watched, or tried before (WD_NONE) */
-	if (w.ifd < 0 || dir->fd < 0)
+	if (w.ifd < 0 || !dir->host || inode_fd(dir, &fd) != 0)
 		return false;
 	__atomic_store_n(&dir->wd, WD_NONE, __ATOMIC_RELEASE);	/* unless watched below */
-	if (!local_fs(dir->fd))
+	if (!local_fs(fd))
 		return false;
 	pthread_mutex_lock(&w.lock);
-	err = host_add_watch(w.ifd, dir->fd, WATCH_MASK, &wd);
+	err = host_add_watch(w.ifd, fd, WATCH_MASK, &wd);
 	if (err) {
 		if (err == ENOSPC && !w.limit_noted) {
 			w.limit_noted = 1;
@@ -221,15 +221,17 @@ void watch_forget(struct awfs_inode *dir)
 }
 
 /* The nodeid of the inode awfs has for @name (in state @st) in @dir, or 0;
-   the lock is held. */
-static uint64_t child_id(const struct awfs_inode *dir, const char *name,
-			 const struct awfs_state *st)
+   the lock is held. The directory's fd is this thread's own (inode.h). */
+static uint64_t child_id(struct awfs_inode *dir, const char *name, const struct awfs_state *st)
 {
 	struct stat sb;
+	int fd, err = inode_open(dir, O_PATH, &fd);
 
-	if (host_stat_at(dir->fd, name, &sb) != 0)
-		return 0;
-	return inode_find_host(sb.st_dev, sb.st_ino, st);
+	if (!err) {
+		err = host_stat_at(fd, name, &sb);
+		close(fd);
+	}
+	return err ? 0 : inode_find_host(sb.st_dev, sb.st_ino, st);
 }
 
 static void inval_entry(uint64_t dir, const char *name)

@@ -10,9 +10,16 @@
  * whatever the state it is found in, taking the last; a file by (dev, ino,
  * state)), collecting the inodes a
  * predicate accepts, and the hook a directory is freed through (its fd still
- * open).
+ * open); the fd cache: at most its cap of fds open however many inodes,
+ * each opened again from its handle as the same object, an open file's fd
+ * never closed, a deleted file ENOENT, another thread's own fd, and an
+ * inode number taken by another object while the fd was closed found as a
+ * new inode (the old one no longer found, its node id still answering).
  */
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +40,8 @@
 static char dir[64];
 static struct awfs_inode *root;
 static int pokes;
+static bool handles;
+static char why[160];
 
 static void poke(void)
 {
@@ -105,7 +114,7 @@ static int setup(void **state)
 	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	assert_int_equal(fstat(fd, &st), 0);
-	inode_init(fd, &st, NULL);
+	handles = inode_init(fd, &st, NULL, why, sizeof(why));
 	root = inode_root();
 	return 0;
 }
@@ -116,7 +125,7 @@ static void test_lru(void **state)
 	char name[8], path[160], link_path[160];
 
 	(void)state;
-	inode_set_pressure(3, poke);
+	inode_set_pressure(UINT64_MAX, 3, poke);
 	for (int i = 0; i < NFILES; i++) {
 		snprintf(name, sizeof(name), "f%d", i);
 		in[i] = take(name);
@@ -173,7 +182,7 @@ static void test_lru(void **state)
 		inode_put(in[i], 1);
 	assert_int_equal(inode_host_files(), 0);
 	assert_string_equal(oldest(NFILES), "");
-	inode_set_pressure(UINT64_MAX, NULL);
+	inode_set_pressure(UINT64_MAX, UINT64_MAX, NULL);
 }
 
 static void test_parent_ref(void **state)
@@ -190,7 +199,7 @@ static void test_parent_ref(void **state)
 	/* the kernel forgets the directory first: it stays for its file */
 	inode_put(sub, 1);
 	assert_int_equal(inode_count(), base + 2);
-	assert_true(fcntl(sub->fd, F_GETFD) >= 0);
+	assert_true(fcntl(sub->cfd, F_GETFD) >= 0);
 	/* the file goes, and the directory with it */
 	inode_put(g, 1);
 	assert_int_equal(inode_count(), base);
@@ -201,7 +210,7 @@ static int freed_dirs, freed_fd_open;
 static void on_dir_free(struct awfs_inode *d)
 {
 	freed_dirs++;
-	freed_fd_open += fcntl(d->fd, F_GETFD) >= 0;
+	freed_fd_open += fcntl(d->cfd, F_GETFD) >= 0;
 }
 
 static bool is_file(const struct awfs_inode *in)
@@ -221,7 +230,7 @@ static void test_find_collect(void **state)
 	sub = take("sub");
 	g = take_in(sub, "/sub", "g");
 	f = take("f1");
-	assert_int_equal(fstat(g->fd, &st), 0);
+	assert_int_equal(fstat(g->cfd, &st), 0);
 	assert_int_equal(inode_find_host(st.st_dev, st.st_ino, NULL), inode_nodeid(g));
 	/* a file in another state is another inode: none */
 	assert_int_equal(inode_find_host(st.st_dev, st.st_ino, (const struct awfs_state *)&st), 0);
@@ -233,7 +242,7 @@ static void test_find_collect(void **state)
 		struct awfs_inode *sub2;
 		int fd2;
 
-		assert_int_equal(fstat(sub->fd, &dst), 0);
+		assert_int_equal(fstat(sub->cfd, &dst), 0);
 		fd2 = open(".", O_PATH);	/* closed: the inode exists */
 		assert_true(fd2 >= 0);
 		sub2 = inode_take_host(fd2, &dst, other, root, "sub-again");
@@ -272,6 +281,133 @@ static void test_find_collect(void **state)
 	inode_set_dir_free(NULL);
 }
 
+/* fds this process has open */
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n - 3;	/* ., .. and the listing's own */
+}
+
+static bool same_object(int fd, const struct awfs_inode *in)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && st.st_dev == in->dev && st.st_ino == in->ino;
+}
+
+static void *other_thread(void *arg)
+{
+	struct awfs_inode *in = arg;
+	int fd = -1;
+	intptr_t ok = inode_open(in, O_PATH, &fd) == 0 && same_object(fd, in);
+
+	close(fd);
+	return (void *)ok;
+}
+
+#define NMANY 300
+#define CAP 64
+
+static void test_fd_cache(void **state)
+{
+	struct awfs_inode *in[NMANY];
+	char name[16], path[160];
+	int base, fd, pinned, fd5;
+	void *ok;
+	pthread_t t;
+
+	(void)state;
+	if (!handles) {
+		printf("no file handles here (%s): the cache is not used\n", why);
+		skip();
+	}
+	for (int i = 0; i < NMANY; i++) {
+		snprintf(path, sizeof(path), "%s/m%d", dir, i);
+		fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+		assert_true(fd >= 0);
+		close(fd);
+	}
+	inode_set_fd_cache(CAP);
+	base = open_fds();
+	for (int i = 0; i < NMANY; i++) {
+		snprintf(name, sizeof(name), "m%d", i);
+		in[i] = take(name);
+		assert_true(inode_fds() <= CAP);
+	}
+	assert_int_equal(inode_fds(), CAP);
+	assert_int_equal(inode_host_files(), NMANY);
+	assert_true(open_fds() <= base + CAP);
+	/* each is opened again as the same object, the cache still bounded */
+	for (int i = 0; i < NMANY; i++) {
+		assert_int_equal(inode_fd(in[i], &fd), 0);
+		assert_true(same_object(fd, in[i]));
+	}
+	assert_int_equal(inode_fds(), CAP);
+	assert_true(open_fds() <= base + CAP);
+	/* an open file's fd stays open, the same number, while the others churn */
+	assert_int_equal(inode_fd(in[0], &pinned), 0);
+	inode_opened(in[0]);
+	for (int r = 0; r < 3; r++)
+		for (int i = 1; i < NMANY; i++)
+			assert_int_equal(inode_fd(in[i], &fd), 0);
+	assert_int_equal(in[0]->cfd, pinned);
+	assert_true(same_object(pinned, in[0]));
+	assert_int_equal(inode_fds(), CAP + 1);
+	inode_released(in[0]);
+	assert_int_equal(inode_fds(), CAP);
+	/* another thread gets an fd of its own */
+	assert_int_equal(pthread_create(&t, NULL, other_thread, in[7]), 0);
+	assert_int_equal(pthread_join(t, &ok), 0);
+	assert_true(ok != NULL);
+	/* a file deleted on the host while its fd was closed: ENOENT, nothing else */
+	assert_int_equal(inode_fd(in[5], &fd5), 0);
+	for (int i = 10; i < 10 + CAP; i++)
+		assert_int_equal(inode_fd(in[i], &fd), 0);
+	assert_true(in[5]->cfd < 0);
+	snprintf(path, sizeof(path), "%s/m5", dir);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(inode_fd(in[5], &fd), ENOENT);
+	assert_int_equal(inode_open(in[5], O_PATH, &fd), ENOENT);
+	/* the number of a file whose fd is closed, found for another object
+	 * (the host reused it): another inode; the old one no longer found */
+	{
+		struct awfs_inode *old = in[6], *nw;
+		struct stat st = { .st_dev = old->dev, .st_ino = old->ino, .st_mode = S_IFREG, .st_nlink = 1 };
+
+		assert_true(old->cfd < 0);
+		snprintf(path, sizeof(path), "%s/m7", dir);
+		fd = open(path, O_PATH | O_CLOEXEC);
+		assert_true(fd >= 0);
+		nw = inode_take_host(fd, &st, NULL, root, "m6");
+		assert_ptr_not_equal(nw, old);
+		assert_int_equal(inode_find_host(old->dev, old->ino, NULL), inode_nodeid(nw));
+		assert_int_equal(inode_fd(old, &fd), 0);	/* still itself */
+		assert_true(same_object(fd, old));
+		inode_put(nw, 1);
+		/* the same object found again is the same inode, its fd adopted */
+		for (int i = 10; i < 10 + CAP; i++)
+			assert_int_equal(inode_fd(in[i], &fd), 0);
+		assert_true(in[8]->cfd < 0);
+		snprintf(path, sizeof(path), "%s/m8", dir);
+		fd = open(path, O_PATH | O_CLOEXEC);
+		assert_int_equal(fstat(fd, &st), 0);
+		assert_ptr_equal(inode_take_host(fd, &st, NULL, root, "m8"), in[8]);
+		assert_int_equal(in[8]->cfd, fd);
+		inode_put(in[8], 1);
+	}
+	for (int i = 0; i < NMANY; i++)
+		inode_put(in[i], 1);
+	assert_int_equal(inode_fds(), 0);
+	assert_true(open_fds() <= base);
+	inode_set_fd_cache(UINT64_MAX);
+}
+
 static int teardown(void **state)
 {
 	char cmd[128];
@@ -287,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_lru),
 		cmocka_unit_test(test_parent_ref),
 		cmocka_unit_test(test_find_collect),
+		cmocka_unit_test(test_fd_cache),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
