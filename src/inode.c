@@ -256,7 +256,14 @@ static bool same_handle(const struct file_handle *a, const struct file_handle *b
 	       memcmp(a->f_handle, b->f_handle, a->handle_bytes) == 0;
 }
 
-/* Open @fh (on mount slot @mnt) with @flags, checked to be (dev, ino). */
+/*
+ * Open @fh (on mount slot @mnt) with @flags, checked to be (dev, ino).
+ * Run as the daemon, with CAP_DAC_READ_SEARCH (open_by_handle_at needs
+ * it), never as a request's caller: it re-obtains the object awfs looked
+ * up by name itself, what the fd the cache closed was; every call made on
+ * it for a request is then made as the caller or after the kernel's check,
+ * as on that fd (docs/security.md).
+ */
 static int open_handle(const struct file_handle *fh, int mnt, dev_t dev, ino_t ino, int flags,
 		       int *out)
 {
@@ -765,9 +772,10 @@ int inode_open(struct awfs_inode *in, int flags, int *fd)
 		return open_handle(in->fh, in->mnt, in->dev, in->ino, flags, fd);
 	if (!in->host)
 		return EBADF;
-	/* kept for life: its number stays valid while the inode lives */
+	/* kept for life: its number stays valid while the inode lives (the
+	 * magic link leads to the object itself, whatever its name now) */
 	snprintf(name, sizeof(name), "/proc/self/fd/%d", in->cfd);
-	*fd = open(name, flags | O_NOFOLLOW | O_CLOEXEC);
+	*fd = open(name, flags | O_CLOEXEC);
 	return *fd < 0 ? errno : 0;
 }
 
@@ -811,6 +819,10 @@ void inode_released(struct awfs_inode *in)
 	if (!in->host)
 		return;
 	pthread_mutex_lock(&table_lock);
+	if (in->opens == 0) {	/* not opened through awfs: nothing to release */
+		pthread_mutex_unlock(&table_lock);
+		return;
+	}
 	if (--in->opens == 0 && in->fh && in->cfd >= 0) {
 		nopen_pinned--;
 		cache_push(in);

@@ -6,7 +6,8 @@
 #
 #   awfs-entrypoint.sh AGENT-COMMAND [ARGS...]
 #
-# Runs as root, with /dev/fuse and CAP_SYS_ADMIN (see docker-compose.awfs.yml).
+# Runs as root, with /dev/fuse, CAP_SYS_ADMIN and CAP_DAC_READ_SEARCH (see
+# docker-compose.awfs.yml).
 # awfs stays root; the agent never has uid or gid 0, so it cannot signal awfs
 # (kill(2) needs the same uid) to unmount it, nor read what root may read.
 # This script stays too, as the agent's parent: when the agent ends (or the

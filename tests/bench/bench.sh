@@ -44,7 +44,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 
 # in the order they run within a repetition: what deletes, what only reads, what creates
-ALL_WORKLOADS="unlink rm mount stat json findcat lsR seqread_warm seqread_cold randread1 randread4 git_status append append_flood create untar seqwrite git_commit rules"
+ALL_WORKLOADS="unlink rm mount stat json findcat lsR seqread_warm seqread_cold randread1 randread4 git_status append append_flood create untar seqwrite git_commit rules walk1m"
 ALL_TARGETS="native awfs awfs-ro bindfs fuse-overlayfs passthrough_ll"
 PEERS="bindfs fuse-overlayfs passthrough_ll"
 
@@ -91,6 +91,8 @@ report() {
 		} else if (kind[w] == "mib") {
 			mib[w, t] = mib[w, t] " " ($6 / 1024)
 			if ($3 + 0 == 1) first[w, t] = $6 / 1024
+		} else if (kind[w] == "count") {
+			mib[w, t] = mib[w, t] " " $6
 		}
 	}
 	END {
@@ -124,6 +126,7 @@ report() {
 				if (n > 0) {
 					if (kind[w] == "time") cell = fmt(MED) "× (" fmt(MIN) "–" fmt(MAX) ")"
 					else if (kind[w] == "ms") cell = sprintf("%.1f ms (%.1f–%.1f)", MED, MIN, MAX)
+					else if (kind[w] == "count") cell = sprintf("%d (%d–%d)", MED, MIN, MAX)
 					else if (w == "rss_peak") cell = sprintf("%.1f MiB (after rep 1: %.1f)", MAX, first[w, t])
 					else cell = sprintf("%.1f MiB (%.1f–%.1f)", MED, MIN, MAX)
 					v = (w == "rss_peak") ? MAX : MED
@@ -135,6 +138,7 @@ report() {
 			if (best == "") bc = "—"
 			else if (kind[w] == "time") bc = fmt(bestv) "× " best
 			else if (kind[w] == "ms") bc = sprintf("%.1f ms ", bestv) best
+			else if (kind[w] == "count") bc = sprintf("%d ", bestv) best
 			else bc = sprintf("%.1f MiB ", bestv) best
 			row = row " " bc " | " (goal[w] == "" ? "—" : goal[w]) " |"
 			print row
@@ -402,6 +406,9 @@ rules_mount_10k	mount latency with 10,000 rules (dN/*/xN)	ms
 rules_mount_100k	mount latency with 100,000 rules	ms	
 rules_find_10k	find -type f over $(num "$((RULES_DIRS * 10))") files the 10,000 rules match, warm	time	
 rules_find_100k	the same find under 100,000 rules, warm	time	
+walk_1m	find -type f over $(num "$((WALK_DIRS * 1000))") files in $(num "$WALK_DIRS") directories, cold	time	
+walk_1m_rss	the daemon's peak RSS (VmHWM) over that walk	mib	bounded
+walk_1m_fds	the daemon's fds after it	count	
 rss_idle	daemon RSS idle after mount	mib	≤ 4 MiB
 rss_peak	daemon peak RSS (VmHWM) over the run	mib	bounded
 EOF
@@ -916,6 +923,52 @@ bench_rules() {
 	done
 }
 want_workload rules && bench_rules
+
+# ---------------------------------------------------------------- a million entries
+# walk1m: a tree of WALK_DIRS directories of 1,000 empty files (a million by
+# default), walked once cold (the kernel's dentries dropped) with find
+# -type f (a lookup and a stat each), on the directory and through a fresh
+# awfs mount of it; and what that left awfs holding: its peak RSS and its
+# fds. awfs refers to the inodes by file handle (inode.c): its fds stay at
+# its fd cache, and past 262,144 inodes it asks the kernel to drop files,
+# which bounds its memory (issue 16).
+WALK_DIRS=${BENCH_WALK_DIRS:-1000}
+walk_tree() {
+	local d=$1 i
+	[ -f "$d/.done" ] && return 0
+	rm -rf "$d"
+	for ((i = 0; i < WALK_DIRS; i++)); do
+		mkdir -p "$d/d$i" && (cd "$d/d$i" && seq 1000 | sed 's/^/f/' | xargs touch) || return 1
+	done
+	: >"$d/.done"
+}
+bench_walk1m() {
+	local d=$WORKROOT/cache/walk1m m=$RUN/walk1m rep pid hwm rss
+	case " $(echo $ACTIVE) " in *" awfs "*) ;; *) return 0 ;; esac
+	say "walk1m: making the tree (once, kept in $d)"
+	walk_tree "$d" || { note "walk1m: could not make the tree"; return 0; }
+	mkdir -p "$m"
+	printf 'version = 1;\nallow_write = ( { path = "d1"; reason = "bench"; } );\n' >"$RUN/walk1m.conf"
+	chmod 644 "$RUN/walk1m.conf"
+	for ((rep = 1; rep <= REPS; rep++)); do
+		drop_dentries
+		if tx find "$d" -type f -printf '%s\n'; then rec walk_1m native "$rep" "$SEC"; else rec walk_1m native "$rep" FAIL; fi
+		if ! "$AWFS" "$m" --policy "$RUN/walk1m.conf" --source "$d" --log "$RUN/walk1m.log" 2>>"$ERRLOG"; then
+			rec walk_1m awfs "$rep" FAIL
+			continue
+		fi
+		pid=$(pgrep -f -- "--source $d\$" | head -1)
+		drop_dentries
+		if tx find "$m" -type f -printf '%s\n'; then rec walk_1m awfs "$rep" "$SEC"; else rec walk_1m awfs "$rep" FAIL; fi
+		read -r hwm rss < <("$HELPER" rss "$pid" 2>/dev/null) && rec walk_1m_rss awfs "$rep" NA "$hwm"
+		rec walk_1m_fds awfs "$rep" NA "$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)"
+		say "$(printf '[%s] rep %d/%d  walk1m  awfs %s s, peak RSS %s kB, %s fds' "$(elapsed)" "$rep" "$REPS" \
+			"$SEC" "$hwm" "$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)")"
+		fusermount3 -u "$m" 2>>"$ERRLOG" || umount -l "$m"
+		for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	done
+}
+want_workload walk1m && bench_walk1m
 END=$(date +%s)
 
 # ---------------------------------------------------------------- results

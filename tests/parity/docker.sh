@@ -153,6 +153,8 @@ check "docker-entrypoint: the agent runs with no capabilities and no_new_privs" 
 check "docker-entrypoint: a denial is logged with the agent's command, uid and path" "yes" \
 	"$(grep -Eq "denied open\(O_WRONLY\) for pid [0-9]+ \(\"awfs-parity\"\) uid $AGENT gid $AGENT by read_only rule \"ro\" \([^)]*\); EROFS: \"/tmp/gh-aw/ro/file\":" \
 		"$T/log/awfs.log" 2>/dev/null && echo yes)"
+check "docker-entrypoint: with the fragment's CAP_DAC_READ_SEARCH awfs uses file handles (no word against them)" "" \
+	"$(grep 'no file handles' "$T/log/awfs.log" 2>/dev/null)"
 check "docker-entrypoint: awfs wrote its unmount summary before the container ended" "yes" \
 	"$(grep -Eq 'awfs: unmounting /tmp/gh-aw: [0-9]+ writes? denied' "$T/log/awfs.log" 2>/dev/null && echo yes)"
 check "docker-entrypoint: the agent's write reached the host directory, as the agent" \
