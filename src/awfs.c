@@ -892,11 +892,17 @@ int main(int argc, char *argv[])
 		EXIT(1);
 	}
 	{
-		const char *what;
+		const char *what = "?";
+		int folds = host_dir_folds_case(root_fd, &what);
 
 		/* rules match names byte for byte: a source that folds case would let
-		 * "SECRET" past the mask on "secret" */
-		if (host_dir_folds_case(root_fd, &what)) {
+		 * "SECRET" past the mask on "secret" (one that cannot be asked is refused too) */
+		if (folds < 0) {
+			fprintf(stderr, "awfs: cannot tell whether the source %s matches names case-insensitively: %s\n",
+				src, strerror(errno));
+			EXIT(1);
+		}
+		if (folds) {
 			fprintf(stderr, "awfs: the source %s matches names case-insensitively (%s): rules match names byte for byte, so a name in another case would slip past them. Serve a case-sensitive directory.\n",
 				src, what);
 			EXIT(1);
@@ -940,7 +946,11 @@ int main(int argc, char *argv[])
 		if (!inode_init(root_fd, &root_st, classify_root(classifier), why, sizeof(why)))
 			log_msg(AWFS_LOG_WARN, "the source gives no file handles awfs can open (%s): awfs keeps an fd for each file and directory the kernel caches and asks the kernel to drop files past %llu (a directory tree larger than the open file limit fails with EMFILE)",
 				why, (unsigned long long)files_high());
-		inode_set_fd_cache(fd_cache ? fd_cache : files_high());
+		struct rlimit rl;
+
+		inode_set_fd_cache(fd_cache ? fd_cache : files_high(),
+				   getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ?
+					   (uint64_t)rl.rlim_cur : UINT64_MAX);
 	}
 	oc.policy = policy;
 	oc.classifier = classifier;

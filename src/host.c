@@ -598,7 +598,7 @@ int host_lseek(int fh, off_t off, int whence, off_t *out)
 	return *out < 0 ? errno : 0;
 }
 
-bool host_dir_folds_case(int fd, const char **what)
+int host_dir_folds_case(int fd, const char **what)
 {
 	static const struct {
 		unsigned long magic;
@@ -616,21 +616,21 @@ bool host_dir_folds_case(int fd, const char **what)
 		for (size_t i = 0; i < sizeof(folding) / sizeof(folding[0]); i++)
 			if ((unsigned long)sf.f_type == folding[i].magic) {
 				*what = folding[i].name;
-				return true;
+				return 1;
 			}
 	/* FS_IOC_GETFLAGS needs a real open; an O_PATH fd is refused */
 	fd_name(fd, name);
 	dfd = openat(proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
 	if (dfd < 0)
-		return false;
+		return -1;	/* not known: never taken for "no" */
 	if (ioctl(dfd, FS_IOC_GETFLAGS, &flags) < 0)
 		flags = 0;
 	close(dfd);
 	if (flags & FS_CASEFOLD_FL) {
 		*what = "casefold";
-		return true;
+		return 1;
 	}
-	return false;
+	return 0;
 }
 
 int host_fd_path(int fd, char *buf, size_t size)

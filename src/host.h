@@ -117,9 +117,11 @@ int host_lseek(int fh, off_t off, int whence, off_t *out);
 /*
  * Whether names in the directory behind @fd are matched case-insensitively
  * on the host: a casefolded ext4/f2fs directory, or a file system that folds
- * case (vfat, exfat, ntfs, cifs/smb, hfs+). Sets *what to a word for messages.
+ * case (vfat, exfat, ntfs, cifs/smb, hfs+): 1, and *what set to a word for
+ * messages; 0 when not; -1 when it cannot tell (errno set: the directory
+ * could not be opened to ask, EMFILE say).
  */
-bool host_dir_folds_case(int fd, const char **what);
+int host_dir_folds_case(int fd, const char **what);
 /* The host path of the object behind @fd (for messages only, never opened). */
 int host_fd_path(int fd, char *buf, size_t size);
 

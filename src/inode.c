@@ -86,7 +86,20 @@ static uint64_t nfixed;		/* host inodes keeping their fd for life, not the root 
 /* the fd cache: handle inodes whose fd is open and closable, newest first */
 static struct awfs_inode *cache_head, *cache_tail;
 static uint64_t ncached, nopen_pinned;	/* on that list; open, pinned by open files */
-static uint64_t cache_cap = UINT64_MAX;
+static uint64_t nown;		/* open files' own fds (all but the plain read-only opens') */
+static uint64_t cache_cap = UINT64_MAX, fd_limit = UINT64_MAX;
+
+/*
+ * The fd budget (with a limit set): the open files' fds (their own and
+ * their inodes'), the fds kept for life and the mount table's come first,
+ * FD_RESERVE stays for awfs's own (/dev/fuse, logs, inotify...) and what a
+ * request opens for a moment, and the cache gives way to the rest, down to
+ * CACHE_FLOOR (more than one request uses at once). An open that would eat
+ * into that is refused (inode_may_open()): so lookups keep working while
+ * files callers hold open spend the limit.
+ */
+#define FD_RESERVE 48
+#define CACHE_FLOOR 8
 static pthread_t listener;
 
 /*
@@ -167,13 +180,34 @@ static bool in_cache(const struct awfs_inode *in)
 	return in->fh && in->opens == 0 && in->cfd >= 0;
 }
 
+/* fds neither the cache's nor awfs's own: the open files', those kept for life, the mounts' */
+static uint64_t others(void)
+{
+	return nopen_pinned + nown + nfixed + (uint64_t)nmounts;
+}
+
+/* How many fds the cache may hold now (see FD_RESERVE). */
+static uint64_t cache_room(void)
+{
+	uint64_t used = others() + FD_RESERVE, room;
+
+	if (fd_limit == UINT64_MAX)
+		return cache_cap;
+	room = fd_limit > used ? fd_limit - used : 0;
+	if (room < CACHE_FLOOR)
+		room = CACHE_FLOOR;
+	return room < cache_cap ? room : cache_cap;
+}
+
 /*
- * Close the least recently used fds past the cap. The listener's only: the
- * fds it closes are its own (the newest, in use, are at the head).
+ * Close the least recently used fds past the cache's room. The listener's
+ * only: the fds it closes are its own (the newest, in use, are at the head).
  */
 static void cache_trim(void)
 {
-	while (ncached > cache_cap && cache_tail) {
+	uint64_t room = cache_room();
+
+	while (ncached > room && cache_tail) {
 		struct awfs_inode *in = cache_tail;
 
 		cache_unlink(in);
@@ -697,6 +731,22 @@ void inode_moved(dev_t dev, ino_t ino, const struct awfs_state *state, const str
 	pthread_mutex_unlock(&table_lock);
 }
 
+char *inode_name_in(const struct awfs_inode *in, const struct awfs_inode *dir)
+{
+	uint64_t id = inode_nodeid(dir);
+	char *n;
+
+	pthread_mutex_lock(&table_lock);
+	if (in->kparent == id)
+		n = util_xstrdup(kname_of(in));
+	else if (in->kname2 && in->kparent2 == id)
+		n = util_xstrdup(in->kname2);
+	else
+		n = util_xstrdup(in->name);
+	pthread_mutex_unlock(&table_lock);
+	return n;
+}
+
 bool inode_pressed(void)
 {
 	bool p;
@@ -779,10 +829,11 @@ int inode_open(struct awfs_inode *in, int flags, int *fd)
 	return *fd < 0 ? errno : 0;
 }
 
-void inode_set_fd_cache(uint64_t cap)
+void inode_set_fd_cache(uint64_t cap, uint64_t limit)
 {
 	pthread_mutex_lock(&table_lock);
 	cache_cap = cap < 64 ? 64 : cap;
+	fd_limit = limit;
 	pthread_mutex_unlock(&table_lock);
 }
 
@@ -791,17 +842,32 @@ uint64_t inode_fds(void)
 	uint64_t n;
 
 	pthread_mutex_lock(&table_lock);
-	n = ncached + nopen_pinned + nfixed;
+	n = ncached + nfixed;
 	pthread_mutex_unlock(&table_lock);
 	return n;
 }
 
-uint64_t inode_open_fds(void)
+bool inode_may_open(void)
 {
-	return read_locked(&nopen_pinned);
+	bool ok;
+
+	pthread_mutex_lock(&table_lock);
+	ok = fd_limit == UINT64_MAX || others() + 2 + FD_RESERVE + CACHE_FLOOR <= fd_limit;
+	pthread_mutex_unlock(&table_lock);
+	return ok;
 }
 
-void inode_opened(struct awfs_inode *in)
+uint64_t inode_open_fds(void)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&table_lock);
+	n = nopen_pinned + nown;
+	pthread_mutex_unlock(&table_lock);
+	return n;
+}
+
+void inode_opened(struct awfs_inode *in, bool own)
 {
 	if (!in->host)
 		return;
@@ -811,10 +877,12 @@ void inode_opened(struct awfs_inode *in)
 		nopen_pinned++;
 	}
 	in->opens++;
+	nown += own;
+	cache_trim();	/* the cache gives way to open files */
 	pthread_mutex_unlock(&table_lock);
 }
 
-void inode_released(struct awfs_inode *in)
+void inode_released(struct awfs_inode *in, bool own)
 {
 	if (!in->host)
 		return;
@@ -823,6 +891,7 @@ void inode_released(struct awfs_inode *in)
 		pthread_mutex_unlock(&table_lock);
 		return;
 	}
+	nown -= own && nown > 0;
 	if (--in->opens == 0 && in->fh && in->cfd >= 0) {
 		nopen_pinned--;
 		cache_push(in);

@@ -118,15 +118,28 @@ bool inode_on_listener(void);
  * O_DIRECTORY), for any thread; the caller closes it.
  */
 int inode_open(struct awfs_inode *in, int flags, int *fd);
-/* At most @cap closable fds are kept open (at least 64). */
-void inode_set_fd_cache(uint64_t cap);
-/* fds held now: the cache's, the open files', and those kept for life. */
+/*
+ * At most @cap closable fds are kept open (at least 64), and, with the
+ * open file limit @limit (UINT64_MAX: none), fewer as open files take
+ * their share of it (inode.c).
+ */
+void inode_set_fd_cache(uint64_t cap, uint64_t limit);
+/*
+ * Whether a file may be opened now: false when its fds would eat into what
+ * lookups need (the open is then refused with EMFILE: open files past the
+ * limit fail, lookups do not).
+ */
+bool inode_may_open(void);
+/* fds held now for inodes without open files: the cache's and those kept for life. */
 uint64_t inode_fds(void);
-/* Of them, those of inodes with open files (a handle's: pinned). */
+/* The fds open files hold: their inodes' (pinned) and their own. */
 uint64_t inode_open_fds(void);
-/* A file of @in was opened (pins its fd: an open file's never closes) or released. */
-void inode_opened(struct awfs_inode *in);
-void inode_released(struct awfs_inode *in);
+/*
+ * A file of @in was opened (pins its fd: an open file's never closes) or
+ * released; @own: the open has an fd of its own (not the inode's).
+ */
+void inode_opened(struct awfs_inode *in, bool own);
+void inode_released(struct awfs_inode *in, bool own);
 /* The inode for a kernel nodeid. */
 struct awfs_inode *inode_get(uint64_t nodeid);
 /* The nodeid to give the kernel for @in. */
@@ -163,6 +176,12 @@ void inode_restate(dev_t dev, ino_t ino, const struct awfs_state *state);
  */
 void inode_moved(dev_t dev, ino_t ino, const struct awfs_state *state, const struct awfs_inode *from,
 		 const char *old, const struct awfs_inode *dir, const char *name);
+/*
+ * The name the host non-directory @in has in the directory @dir as far as
+ * awfs knows (the kernel's latest name there, else the one it was found
+ * by); the caller frees it.
+ */
+char *inode_name_in(const struct awfs_inode *in, const struct awfs_inode *dir);
 /*
  * More host inodes than the mark set by inode_set_pressure(): a listing
  * then gives the kernel names without inodes (ops.c).

@@ -221,11 +221,11 @@ static void reply_err(fuse_req_t req, int err)
 
 		(void)getrlimit(RLIMIT_NOFILE, &rl);
 		if (fixed)	/* no handles: each inode the kernel keeps costs one */
-			snprintf(most, sizeof(most), "; %llu are kept for files and directories the kernel caches (a source without file handles; the trimmer's mark: %llu)",
+			snprintf(most, sizeof(most), ", %llu of them kept for life (a source without file handles; the trimmer's mark: %llu)",
 				 (unsigned long long)fixed, (unsigned long long)inode_pressure_mark());
-		log_msg(AWFS_LOG_WARN, "EMFILE (too many open files) reached a caller: awfs's open file limit (%llu) is spent: %llu of awfs's fds are for inodes, of them %llu for files callers hold open%s; raise the limit awfs starts with (ulimit -Hn, LimitNOFILE= in a unit)",
-			(unsigned long long)rl.rlim_cur, (unsigned long long)inode_fds(),
-			(unsigned long long)inode_open_fds(), most);
+		log_msg(AWFS_LOG_WARN, "EMFILE (too many open files) reached a caller: awfs's open file limit (%llu) is spent: %llu fds for the files callers hold open (each has one of its own and its inode's, a plain read-only open only its inode's), %llu for the inodes awfs keeps%s; raise the limit awfs starts with (ulimit -Hn, LimitNOFILE= in a unit)",
+			(unsigned long long)rl.rlim_cur, (unsigned long long)inode_open_fds(),
+			(unsigned long long)inode_fds(), most);
 	}
 	fuse_reply_err(req, err);
 }
@@ -473,28 +473,36 @@ static int virt_lookup(struct awfs_inode *dir, const char *name, struct fuse_ent
  * ioctl), "SECRET" would match no rule and still open "secret": such a
  * directory is refused whole (EACCES) and logged once per lookup of it.
  */
-static bool refuse_folding(struct awfs_inode *in, const char *name)
+static int refuse_folding(struct awfs_inode *in, const char *name)
 {
 	const char *what = "?";
 	char esc[3 * NAME_MAX + 8];
-	int fd;
+	int fd, err, folds;
 
 	if (in->folds == 1)
-		return false;
+		return 0;
 	if (in->folds == 2) {
 		inode_put(in, 1);	/* refused before: the first refusal keeps it */
-		return true;
+		return EACCES;
 	}
-	if (inode_fd(in, &fd) != 0 || !host_dir_folds_case(fd, &what)) {
+	err = inode_fd(in, &fd);
+	folds = err ? -1 : host_dir_folds_case(fd, &what);
+	if (folds < 0) {
+		/* not known (EMFILE, say): refused this time, asked again next time */
+		err = err ? err : errno;
+		inode_put(in, 1);
+		return err ? err : EIO;
+	}
+	if (!folds) {
 		in->folds = 1;
-		return false;
+		return 0;
 	}
 	/* logged once: the inode is kept (this lookup's reference) to remember it */
 	in->folds = 2;
 	log_escape(name, strlen(name), esc, sizeof(esc));
 	log_msg(AWFS_LOG_WARN, "refusing directory \"%s\": it matches names case-insensitively on the host (%s), so a name in another case could slip past the rules",
 		esc, what);
-	return true;
+	return EACCES;
 }
 
 /*
@@ -545,8 +553,8 @@ static int do_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry
 		return err;
 	note_if_unclassified(dir, name, st);
 	in = inode_take_host(fd, &sb, st, dir, name);
-	if (S_ISDIR(sb.st_mode) && refuse_folding(in, name))
-		return EACCES;
+	if (S_ISDIR(sb.st_mode) && (err = refuse_folding(in, name)) != 0)
+		return err;
 	if (S_ISDIR(sb.st_mode) && classify_class(st) == AWFS_CLASS_RO)
 		(void)watch_dir(in);	/* before the reply: its entries' timeouts depend on it */
 	fill_entry(e, in, &sb, dir);
@@ -899,6 +907,8 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	if (opens_for_write(fi->flags))
 		err = check_node(req, open_op(fi->flags), in);
+	if (!err && in->host && !inode_may_open())
+		err = EMFILE;	/* past the limit: open files fail, lookups do not */
 	if (!err && in->host) {
 		/* the directory's fd first (the name is tried there, below): the
 		 * inode's, opened next, never closes the newest ones */
@@ -946,11 +956,11 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	fi->fh = (uint64_t)(int64_t)fh;
 	fi->keep_cache = cfg->keep_cache;
-	inode_opened(in);	/* its fd stays open (it may be fh) until released */
+	inode_opened(in, fh != fd);	/* its fd stays open (it may be fh) until released */
 	if (fuse_reply_open(req, fi) == -ENOENT) {	/* the caller was interrupted */
 		if (fh >= 0 && fh != fd)
 			close(fh);
-		inode_released(in);
+		inode_released(in, fh != fd);
 	}
 }
 
@@ -990,6 +1000,8 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		return;
 	}
 	err = check_entry(req, "create", dir, name, &st);
+	if (!err && !inode_may_open())
+		err = EMFILE;	/* past the limit: open files fail, lookups do not */
 	if (!err)
 		err = inode_fd(dir, &dfd);
 	if (err) {
@@ -1025,10 +1037,10 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	fill_entry(&e, in, &sb, dir);
 	fi->fh = (uint64_t)fh;
 	fi->keep_cache = cfg->keep_cache;
-	inode_opened(in);
+	inode_opened(in, true);
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
 		close(fh);
-		inode_released(in);
+		inode_released(in, true);
 		inode_put(in, 1);
 	}
 }
@@ -1115,10 +1127,13 @@ static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	if (in->virt) {
 		virt_handle_free((struct virt_handle *)(uintptr_t)fi->fh);
 	} else if (in->host) {
-		/* not the inode's own (a plain read-only open's): pinned till now */
-		if ((int)fi->fh != in->cfd)
+		/* its own fd, closed (not the inode's, which a plain read-only
+		 * open shares: that stays open while the inode has open files) */
+		bool own = (int)fi->fh != in->cfd;
+
+		if (own)
 			close((int)fi->fh);
-		inode_released(in);
+		inode_released(in, own);
 	}
 	fuse_reply_err(req, 0);
 }

@@ -127,7 +127,8 @@ static void raw_path(const struct awfs_inode *in, const char *name, char *out, s
 	} else if (!in->host) {
 		raw_path(in->parent, NULL, out, size);
 		append(out, size, "/", in->name);
-	} else if (host_fd_path_of(in, host, sizeof(host)) == 0) {
+	} else if (host_fd_path_of(in, host, sizeof(host)) == 0 &&
+		   (in->type == S_IFDIR || strcmp(host, "/") != 0)) {
 		if (strncmp(host, cfg->source, srclen) == 0 &&
 		    (host[srclen] == '/' || host[srclen] == '\0'))
 			snprintf(out, size, "%s%s", cfg->mountpoint, host + srclen);
@@ -135,6 +136,17 @@ static void raw_path(const struct awfs_inode *in, const char *name, char *out, s
 			snprintf(out, size, "%s%s", cfg->mountpoint, host);
 		else
 			snprintf(out, size, "%s", host);	/* moved out from under the source */
+	} else if (in->type != S_IFDIR && in->parent) {
+		/*
+		 * A file's fd opened from its handle has no name (/proc shows "/":
+		 * the kernel had dropped its dentry): where the kernel has it in
+		 * the directory it was found in
+		 */
+		char *n = inode_name_in(in, in->parent);
+
+		raw_path(in->parent, NULL, out, size);
+		append(out, size, "/", n);
+		free(n);
 	} else {
 		snprintf(out, size, "%s/?", cfg->mountpoint);
 	}

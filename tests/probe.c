@@ -282,7 +282,9 @@ static int usage(void)
 	      "                             200-byte directories below DIR, made as needed)\n"
 	      "  churn DIR N (N rounds in DIR: create, rename, stat, and a link, an unlink,\n"
 	      "                             a directory made, filled, renamed, removed; OK:N\n"
-	      "                             or the first failure as OP:ROUND:ERRNO)\n",
+	      "                             or the first failure as OP:ROUND:ERRNO)\n"
+	      "  held-chmod PATH MODE GO (O_PATH held; \"held\" on stderr; once the file GO\n"
+	      "                             exists, chmod through /proc/self/fd/N)\n",
 	      stderr);
 	return 2;
 }
@@ -462,6 +464,20 @@ int main(int argc, char **argv)
 		NEED(2);
 		return syscall(SYS_renameat2, AT_FDCWD, argv[2], AT_FDCWD, argv[3], flags) < 0 ?
 			       fail() : ok();
+	}
+	if (!strcmp(op, "held-chmod")) {
+		char proc[64];
+		int pfd;
+
+		NEED(3);
+		pfd = open(argv[2], O_PATH | O_CLOEXEC);
+		if (pfd < 0)
+			return fail();
+		fputs("held\n", stderr);
+		while (access(argv[4], F_OK) != 0)
+			usleep(10000);
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+		return chmod(proc, (mode_t)strtoul(argv[3], NULL, 8)) < 0 ? fail() : ok();
 	}
 	if (!strcmp(op, "chmod")) {
 		NEED(2);

@@ -278,6 +278,7 @@ cleanup() {
 		unmount_path "${MOUNTED[$i]}" || say "bench: could not unmount ${MOUNTED[$i]}"
 	done
 	is_mounted "$RUN/rules/mnt" && unmount_path "$RUN/rules/mnt"	# the policy-size workload's
+	is_mounted "$RUN/walk1m" && unmount_path "$RUN/walk1m"	# and the million entries'
 	for t in "${!PID[@]}"; do stop_pid "${PID[$t]}"; done
 	rm -rf "$WORKROOT/cache/tmp.$$"
 	left=$(awk -v r="$RUN/" 'index($5, r) == 1 { print $5 }' /proc/self/mountinfo)
@@ -419,8 +420,8 @@ targets_for() {
 	local w=$1 t out=""
 	for t in $TARGETS; do
 		case $w:$t in
-		rules:native|rules:awfs) ;;
-		rules:*) continue ;;
+		rules:native|rules:awfs|walk1m:native|walk1m:awfs) ;;
+		rules:*|walk1m:*) continue ;;
 		mount:native|mount:awfs-ro) continue ;;
 		append_flood:native|append_flood:awfs) ;;
 		append_flood:*) continue ;;
@@ -851,7 +852,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
 			done
 		fi
 		for w in $WORKLOADS; do
-			[ "$(phase_of "$w")" = $phase ] && [ "$w" != rules ] || continue
+			[ "$(phase_of "$w")" = $phase ] && [ "$w" != rules ] && [ "$w" != walk1m ] || continue
 			read -r -a tl <<<"$(targets_for "$w")"
 			n=${#tl[@]}
 			[ "$n" -gt 0 ] || continue
@@ -957,7 +958,7 @@ bench_walk1m() {
 			rec walk_1m awfs "$rep" FAIL
 			continue
 		fi
-		pid=$(pgrep -f -- "--source $d\$" | head -1)
+		pid=$(pgrep -f -- "--source $d --log" | head -1)
 		drop_dentries
 		if tx find "$m" -type f -printf '%s\n'; then rec walk_1m awfs "$rep" "$SEC"; else rec walk_1m awfs "$rep" FAIL; fi
 		read -r hwm rss < <("$HELPER" rss "$pid" 2>/dev/null) && rec walk_1m_rss awfs "$rep" NA "$hwm"

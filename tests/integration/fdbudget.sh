@@ -23,8 +23,11 @@ make_tmp
 write_policy 'version = 1;
 allow_write = ( { path = "rw"; reason = "the churn"; },
                 { path = "rw2"; reason = "a second tree"; } );'
-mkdir -p "$SRC/rw" "$SRC/rw2"
+mkdir -p "$SRC/rw" "$SRC/rw2" "$SRC/ro/sub" "$SRC/ro/many"
 chown "$AGENT_UID:$AGENT_UID" "$SRC/rw" "$SRC/rw2"
+echo x >"$SRC/ro/sub/file"
+chown "$AGENT_UID:$AGENT_UID" "$SRC/ro/sub/file"
+(cd "$SRC/ro/many" && seq 600 | sed 's/^/f/' | xargs touch)
 # limited AWFS_PATH CAPS: a wrapper that starts awfs with LIMIT fds and
 # without the capabilities CAPS (a comma list for setpriv --bounding-set)
 limited() {
@@ -85,15 +88,37 @@ check "with nothing held open: the cache ($CACHE) and a few of awfs's own" "yes"
 
 # files held open do spend fds (one each for the open, and the inode's,
 # kept open with it): past the limit the caller gets EMFILE, and awfs says
-# once what it means
+# once what it means. Lookups do not fail meanwhile: the cache gives way,
+# and an open that would take the fds lookups need is refused instead
 as_agent bash -c 'fail=0; for i in $(seq 400); do exec {fd}>>"$1/held.$i" || fail=$((fail + 1)); done 2>/dev/null
-	echo "failed: $fail"' _ "$MNT/rw" >"$T/held" 2>&1
+	echo "failed: $fail"
+	echo "walk: $(find "$1" "$2" -printf "%s\n" 2>&1 | grep -c "Too many")"
+	echo "stat: $(for i in $(seq 0 99); do stat -c %s "$1/one/file.$((i * 50))" 2>&1; done | grep -c "Too many")"' \
+	_ "$MNT/rw" "$MNT/rw2" >"$T/held" 2>&1
 check "400 files held open for writing: some opens fail (EMFILE)" "yes" \
 	"$(awk '/^failed:/ { print ($2 > 0) ? "yes" : "no" }' "$T/held")"
+check "while they are held, a walk of everything: no EMFILE" "walk: 0" "$(grep '^walk:' "$T/held")"
+check "  ... and 100 stats: no EMFILE" "stat: 0" "$(grep '^stat:' "$T/held")"
 check "awfs logs it once, with its limit, its counts and what to raise" "1" \
-	"$(grep -c "EMFILE (too many open files) reached a caller: awfs's open file limit ($LIMIT) is spent: [0-9]* of awfs's fds are for inodes, of them [0-9]* for files callers hold open; raise the limit awfs starts with" "$LOG")"
+	"$(grep -c "EMFILE (too many open files) reached a caller: awfs's open file limit ($LIMIT) is spent: [0-9]* fds for the files callers hold open (each has one of its own and its inode's, a plain read-only open only its inode's), [0-9]* for the inodes awfs keeps; raise the limit awfs starts with" "$LOG")"
 expect "once they are closed, a create works again" "OK" create "$MNT/rw/after-held"
 check "and the fds are back at the cache and a few" "yes" "$(bounded "$(nfds)")"
+
+# a refusal names the path even when the file's fd was opened again from
+# its handle with the kernel's dentry gone (/proc shows such an fd as "/"):
+# the agent holds an O_PATH fd (the kernel keeps the inode), the cache
+# closes awfs's fd, the host's dentries are dropped, then a chmod through it
+rm -f "$T/go"
+as_agent "$AWFS_PROBE" held-chmod "$MNT/ro/sub/file" 600 "$T/go" >"$T/held-chmod" 2>"$T/held-chmod.err" &
+HELD=$!
+poll_check 300 0.1 "an O_PATH fd held on a read-only file" "held" cat "$T/held-chmod.err"
+find "$MNT/ro/many" -type f -printf '%s\n' >/dev/null
+echo 2 >/proc/sys/vm/drop_caches
+touch "$T/go"
+wait "$HELD"
+check "then a chmod through it is refused" "EROFS" "$(cat "$T/held-chmod")"
+check_match "and the denial names its path, not \"/\"" "denied chmod .*EROFS: \"$MNT/ro/sub/file\"" \
+	"$(grep 'denied chmod' "$LOG")"
 unmount_awfs
 check "a clean stop" "0" "$AWFS_RC"
 

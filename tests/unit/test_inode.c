@@ -333,7 +333,7 @@ static void test_fd_cache(void **state)
 		assert_true(fd >= 0);
 		close(fd);
 	}
-	inode_set_fd_cache(CAP);
+	inode_set_fd_cache(CAP, UINT64_MAX);
 	base = open_fds();
 	for (int i = 0; i < NMANY; i++) {
 		snprintf(name, sizeof(name), "m%d", i);
@@ -352,15 +352,47 @@ static void test_fd_cache(void **state)
 	assert_true(open_fds() <= base + CAP);
 	/* an open file's fd stays open, the same number, while the others churn */
 	assert_int_equal(inode_fd(in[0], &pinned), 0);
-	inode_opened(in[0]);
+	inode_opened(in[0], false);
 	for (int r = 0; r < 3; r++)
 		for (int i = 1; i < NMANY; i++)
 			assert_int_equal(inode_fd(in[i], &fd), 0);
 	assert_int_equal(in[0]->cfd, pinned);
 	assert_true(same_object(pinned, in[0]));
-	assert_int_equal(inode_fds(), CAP + 1);
-	inode_released(in[0]);
 	assert_int_equal(inode_fds(), CAP);
+	assert_int_equal(inode_open_fds(), 1);
+	inode_released(in[0], false);
+	assert_int_equal(inode_open_fds(), 0);
+	assert_int_equal(inode_fds(), CAP);
+	/* with a limit, the cache gives way to open files (48 fds reserved, a
+	 * floor of 8), and an open that would eat into that is refused */
+	{
+		const uint64_t limit = 48 + CAP + 10;
+		int n = 0;
+
+		inode_set_fd_cache(CAP, limit);
+		for (int i = 0; i < 20; i++, n++) {	/* 40 fds: its own and its inode's */
+			assert_int_equal(inode_fd(in[100 + i], &fd), 0);
+			inode_opened(in[100 + i], true);
+		}
+		assert_int_equal(inode_open_fds(), 40);
+		assert_int_equal(inode_fds(), limit - 48 - 40 - 1);	/* and the mount's fd */
+		for (int i = 0; i < NMANY; i++)
+			assert_int_equal(inode_fd(in[i], &fd), 0);
+		assert_int_equal(inode_fds(), limit - 48 - 40 - 1);	/* and the mount's fd */
+		while (inode_may_open()) {
+			assert_int_equal(inode_fd(in[100 + n], &fd), 0);
+			inode_opened(in[100 + n++], true);
+		}
+		assert_true(inode_open_fds() + 1 + 2 + 48 + 8 > limit);
+		assert_true(inode_open_fds() + 1 <= limit - 48 - 8);
+		/* what is left of the budget, at least the floor */
+		assert_int_equal(inode_fds(), limit - 48 - (inode_open_fds() + 1));
+		assert_true(inode_fds() >= 8);
+		while (n > 0)
+			inode_released(in[100 + --n], true);
+		assert_int_equal(inode_open_fds(), 0);
+		inode_set_fd_cache(CAP, UINT64_MAX);
+	}
 	/* another thread gets an fd of its own */
 	assert_int_equal(pthread_create(&t, NULL, other_thread, in[7]), 0);
 	assert_int_equal(pthread_join(t, &ok), 0);
@@ -405,7 +437,7 @@ static void test_fd_cache(void **state)
 		inode_put(in[i], 1);
 	assert_int_equal(inode_fds(), 0);
 	assert_true(open_fds() <= base);
-	inode_set_fd_cache(UINT64_MAX);
+	inode_set_fd_cache(UINT64_MAX, UINT64_MAX);
 }
 
 static int teardown(void **state)
