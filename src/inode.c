@@ -75,7 +75,7 @@ static struct awfs_inode **buckets;
 static size_t nbuckets;
 static uint64_t count;
 static uint64_t id_key;		/* see inode_get() */
-static struct awfs_inode *lru_head, *lru_tail;	/* host non-directories, newest first */
+static struct util_list lru;	/* host non-directories, newest first */
 static uint64_t nfiles;		/* on that list */
 static uint64_t ndirs;		/* host directories (each holds an fd), not the root */
 static void (*pressure_hook)(void);
@@ -84,7 +84,7 @@ static uint64_t fd_high = UINT64_MAX, mem_high = UINT64_MAX;
 static uint64_t nfixed;		/* host inodes keeping their fd for life, not the root */
 
 /* the fd cache: handle inodes whose fd is open and closable, newest first */
-static struct awfs_inode *cache_head, *cache_tail;
+static struct util_list cache;
 static uint64_t ncached, nopen_pinned;	/* on that list; open, pinned by open files */
 static uint64_t nown;		/* open files' own fds (all but the plain read-only opens') */
 static uint64_t cache_cap = UINT64_MAX, fd_limit = UINT64_MAX;
@@ -119,26 +119,12 @@ static bool use_handles;
 
 static void lru_unlink(struct awfs_inode *in)
 {
-	if (in->lru_prev)
-		in->lru_prev->lru_next = in->lru_next;
-	else
-		lru_head = in->lru_next;
-	if (in->lru_next)
-		in->lru_next->lru_prev = in->lru_prev;
-	else
-		lru_tail = in->lru_prev;
-	in->lru_prev = in->lru_next = NULL;
+	util_list_unlink(&lru, &in->lru);
 }
 
 static void lru_push(struct awfs_inode *in)
 {
-	in->lru_prev = NULL;
-	in->lru_next = lru_head;
-	if (lru_head)
-		lru_head->lru_prev = in;
-	else
-		lru_tail = in;
-	lru_head = in;
+	util_list_push(&lru, &in->lru);
 }
 
 static bool on_lru(const struct awfs_inode *in)
@@ -150,34 +136,37 @@ static bool on_lru(const struct awfs_inode *in)
 
 static void cache_unlink(struct awfs_inode *in)
 {
-	if (in->cprev)
-		in->cprev->cnext = in->cnext;
-	else
-		cache_head = in->cnext;
-	if (in->cnext)
-		in->cnext->cprev = in->cprev;
-	else
-		cache_tail = in->cprev;
-	in->cprev = in->cnext = NULL;
+	util_list_unlink(&cache, &in->cache);
 	ncached--;
 }
 
 static void cache_push(struct awfs_inode *in)
 {
-	in->cprev = NULL;
-	in->cnext = cache_head;
-	if (cache_head)
-		cache_head->cprev = in;
-	else
-		cache_tail = in;
-	cache_head = in;
+	util_list_push(&cache, &in->cache);
 	ncached++;
 }
 
 /* closable: a handle, no open file, an fd open (on the list exactly then) */
 static bool in_cache(const struct awfs_inode *in)
 {
-	return in->fh && in->opens == 0 && in->cfd >= 0;
+	return in->handle && in->opens == 0 && in->cfd >= 0;
+}
+
+/* a handle, as name_to_handle_at() gives it */
+union handle_buf {
+	struct file_handle h;
+	char bytes[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+};
+
+/* the handle of @in (in->handle set) */
+static const struct file_handle *fh_of(const struct awfs_inode *in)
+{
+	return (const struct file_handle *)(const void *)in->fhb;
+}
+
+static size_t handle_size(const struct file_handle *fh)
+{
+	return sizeof(*fh) + fh->handle_bytes;
 }
 
 /* fds neither the cache's nor awfs's own: the open files', those kept for life, the mounts' */
@@ -207,8 +196,8 @@ static void cache_trim(void)
 {
 	uint64_t room = cache_room();
 
-	while (ncached > room && cache_tail) {
-		struct awfs_inode *in = cache_tail;
+	while (ncached > room && cache.tail) {
+		struct awfs_inode *in = util_entry(cache.tail, struct awfs_inode, cache);
 
 		cache_unlink(in);
 		close(in->cfd);
@@ -267,21 +256,11 @@ static int mount_slot(int id, int fd, mode_t type)
 	return nmounts++;
 }
 
-/* The handle of the object @fd is open on (*mount_id: its mount's), or NULL. */
-static struct file_handle *handle_of(int fd, int *mount_id)
+/* The handle of the object @fd is open on into @out (*mount_id: its mount's); false: none. */
+static bool handle_of(int fd, union handle_buf *out, int *mount_id)
 {
-	union {
-		struct file_handle h;
-		char bytes[sizeof(struct file_handle) + MAX_HANDLE_SZ];
-	} u;
-	struct file_handle *fh;
-
-	u.h.handle_bytes = MAX_HANDLE_SZ;
-	if (name_to_handle_at(fd, "", &u.h, mount_id, AT_EMPTY_PATH) < 0)
-		return NULL;
-	fh = util_xmalloc(sizeof(*fh) + u.h.handle_bytes);
-	memcpy(fh, &u.h, sizeof(*fh) + u.h.handle_bytes);
-	return fh;
+	out->h.handle_bytes = MAX_HANDLE_SZ;
+	return name_to_handle_at(fd, "", &out->h, mount_id, AT_EMPTY_PATH) == 0;
 }
 
 static bool same_handle(const struct file_handle *a, const struct file_handle *b)
@@ -339,7 +318,7 @@ static size_t hash_of(const struct awfs_inode *in)
 bool inode_init(int root_fd, const struct stat *root_st, const struct awfs_state *root_state,
 		char *why, size_t whylen)
 {
-	struct file_handle *fh;
+	union handle_buf fh;
 	int mount_id, fd = -1, err;
 
 	listener = pthread_self();
@@ -358,19 +337,17 @@ bool inode_init(int root_fd, const struct stat *root_st, const struct awfs_state
 
 	/* handles: only if the root's can be taken and opened again */
 	use_handles = false;
-	fh = handle_of(root_fd, &mount_id);
-	if (!fh) {
+	if (!handle_of(root_fd, &fh, &mount_id)) {
 		err = errno;
 	} else if (!durable_handles(root_fd)) {
 		err = EREMOTE;
 	} else if (mount_slot(mount_id, root_fd, S_IFDIR) != 0) {
 		err = EMFILE;
 	} else {
-		err = open_handle(fh, 0, root.dev, root.ino, O_PATH, &fd);
+		err = open_handle(&fh.h, 0, root.dev, root.ino, O_PATH, &fd);
 		if (!err)
 			close(fd);
 	}
-	free(fh);
 	if (err && why)
 		snprintf(why, whylen, "%s",
 			 err == EPERM ? "no CAP_DAC_READ_SEARCH to open file handles" :
@@ -495,24 +472,24 @@ struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct a
 				   struct awfs_inode *dir, const char *name)
 {
 	struct awfs_inode *in;
-	struct file_handle *fh = NULL;
-	int mount_id = 0;
-	bool pressed = false, looked = false;
+	union handle_buf fh;
+	int mount_id = 0, mnt = -1;
+	bool pressed = false, looked = false, have = false;
 
 	pthread_mutex_lock(&table_lock);
 	for (;;) {
 		in = find_host_locked(st->st_dev, st->st_ino, state);
 		/* an inode whose fd is open holds its object: the number is its own */
-		if ((in && (!in->fh || in->cfd >= 0)) || !use_handles)
+		if ((in && (!in->handle || in->cfd >= 0)) || !use_handles)
 			break;
 		if (!looked) {	/* its handle, taken outside the lock, then look again */
 			pthread_mutex_unlock(&table_lock);
-			fh = handle_of(fd, &mount_id);
+			have = handle_of(fd, &fh, &mount_id);
 			looked = true;
 			pthread_mutex_lock(&table_lock);
 			continue;
 		}
-		if (in && !same_handle(in->fh, fh)) {
+		if (in && !(have && same_handle(fh_of(in), &fh.h))) {
 			/* the number is another object's now: the old one was deleted
 			 * while its fd was closed. Its node id stays the kernel's (and
 			 * ESTALE), but no lookup finds it again */
@@ -540,16 +517,18 @@ struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct a
 		pthread_mutex_unlock(&table_lock);
 		if (fd >= 0)
 			close(fd);
-		free(fh);
 		return in;
 	}
-	in = util_xcalloc(1, sizeof(*in));
+	if (have)
+		mnt = mount_slot(mount_id, fd, st->st_mode & S_IFMT);
+	in = util_xcalloc(1, sizeof(*in) + (mnt >= 0 ? handle_size(&fh.h) : 0));
 	in->cfd = fd;
 	in->host = 1;
-	if (fh && (in->mnt = mount_slot(mount_id, fd, st->st_mode & S_IFMT)) >= 0) {
-		in->fh = fh;
+	if (mnt >= 0) {
+		in->handle = 1;
+		in->mnt = (unsigned char)mnt;
+		memcpy(in->fhb, &fh, handle_size(&fh.h));
 	} else {
-		free(fh);
 		nfixed++;
 	}
 	in->dev = st->st_dev;
@@ -570,7 +549,7 @@ struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct a
 	}
 	pressed = (nfixed > fd_high || nfiles + ndirs > mem_high) && pressure_hook;
 	insert(in);
-	if (in->fh) {
+	if (in->handle) {
 		in->cfd = -1;
 		adopt(in, fd);
 	}
@@ -653,9 +632,9 @@ void inode_put(struct awfs_inode *in, uint64_t n)
 		}
 		if (in_cache(in))
 			cache_unlink(in);
-		else if (in->fh && in->opens && in->cfd >= 0)
+		else if (in->handle && in->opens && in->cfd >= 0)
 			nopen_pinned--;	/* (the kernel releases its files before it forgets) */
-		if (in->host && !in->fh)
+		if (in->host && !in->handle)
 			nfixed--;
 		pthread_mutex_unlock(&table_lock);
 
@@ -664,7 +643,6 @@ void inode_put(struct awfs_inode *in, uint64_t n)
 		if (in->cfd >= 0)
 			close(in->cfd);
 		parent = in->parent;
-		free(in->fh);
 		free(in->name);
 		free(in->kname);
 		free(in->kname2);
@@ -788,7 +766,7 @@ int inode_fd(struct awfs_inode *in, int *fd)
 		abort();	/* another thread's use would race with the cache */
 	pthread_mutex_lock(&table_lock);
 	if (in->cfd >= 0) {
-		if (in_cache(in) && cache_head != in) {	/* the newest */
+		if (in_cache(in) && cache.head != &in->cache) {	/* the newest */
 			cache_unlink(in);
 			cache_push(in);
 		}
@@ -797,9 +775,9 @@ int inode_fd(struct awfs_inode *in, int *fd)
 		return 0;
 	}
 	pthread_mutex_unlock(&table_lock);
-	if (!in->fh)
+	if (!in->handle)
 		return EBADF;	/* not a host inode */
-	err = open_handle(in->fh, in->mnt, in->dev, in->ino, O_PATH, &nfd);
+	err = open_handle(fh_of(in), in->mnt, in->dev, in->ino, O_PATH, &nfd);
 	if (err)
 		return err;
 	pthread_mutex_lock(&table_lock);
@@ -818,8 +796,8 @@ int inode_open(struct awfs_inode *in, int flags, int *fd)
 {
 	char name[32];
 
-	if (in->fh)
-		return open_handle(in->fh, in->mnt, in->dev, in->ino, flags, fd);
+	if (in->handle)
+		return open_handle(fh_of(in), in->mnt, in->dev, in->ino, flags, fd);
 	if (!in->host)
 		return EBADF;
 	/* kept for life: its number stays valid while the inode lives (the
@@ -892,7 +870,7 @@ void inode_released(struct awfs_inode *in, bool own)
 		return;
 	}
 	nown -= own && nown > 0;
-	if (--in->opens == 0 && in->fh && in->cfd >= 0) {
+	if (--in->opens == 0 && in->handle && in->cfd >= 0) {
 		nopen_pinned--;
 		cache_push(in);
 		cache_trim();
@@ -960,8 +938,8 @@ size_t inode_oldest(struct inode_ref *out, size_t max)
 	size_t n = 0;
 
 	pthread_mutex_lock(&table_lock);
-	while (n < max && n < nfiles && lru_tail) {
-		struct awfs_inode *in = lru_tail;
+	while (n < max && n < nfiles && lru.tail) {
+		struct awfs_inode *in = util_entry(lru.tail, struct awfs_inode, lru);
 
 		out[n].id = inode_nodeid(in);
 		out[n].parent_id = in->kparent;

@@ -37,6 +37,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "util.h"
+
 struct awfs_state;
 struct dir_snap;	/* a directory listing (ops.c) */
 
@@ -47,23 +49,12 @@ enum {
 	AWFS_VIRT_DENIALS,
 };
 
-struct file_handle;
-
 struct awfs_inode {
-	int cfd;			/* host: its O_PATH fd (see readable), or -1 while
-					   closed (a handle is kept); listener thread only:
-					   use inode_fd() */
-	unsigned char host;		/* a host inode (else synthetic or virtual) */
-	struct file_handle *fh;		/* host: its handle, NULL when the source gave none
-					   (cfd then kept for the inode's life) */
-	int mnt;			/* with fh: the mount it is opened on (inode.c) */
-	uint32_t opens;			/* open files of it: cfd stays open while > 0 */
-	unsigned char dead;		/* its (dev, ino) is another object's now: no
-					   lookup finds it (table_lock) */
-	struct awfs_inode *cprev, *cnext;	/* fd cache: closable fds, newest first */
 	dev_t dev;
-	ino_t ino;
-	mode_t type;			/* S_IFMT bits as served */
+	union {
+		ino_t ino;		/* host */
+		uint64_t synth_ino;	/* synthetic: st_ino served */
+	};
 	const struct awfs_state *state;
 	uint64_t refs;			/* kernel lookups + children naming it parent */
 	struct awfs_inode *parent;	/* synthetic and host non-directories: the
@@ -77,19 +68,34 @@ struct awfs_inode {
 	uint64_t kparent2;		/* the name it had before a lookup or link found */
 	char *kname2;			/* it under that one (NULL: none): a hard link
 					   keeps both in the kernel (table_lock) */
-	struct awfs_inode *lru_prev, *lru_next;	/* host non-directories, newest first */
-	uint64_t synth_ino;		/* synthetic only: st_ino served */
+	struct util_link lru;		/* host non-directories, newest first */
+	struct util_link cache;		/* on the fd cache: closable fds, newest first */
+	struct dir_snap *snaps;		/* directories: the listings in progress (ops.c) */
+	struct awfs_inode *next;	/* hash chain */
+	int cfd;			/* host: its O_PATH fd (see readable), or -1 while
+					   closed (a handle is kept); listener thread only:
+					   use inode_fd() */
+	mode_t type;			/* S_IFMT bits as served */
+	int wd;				/* directories: inotify watch (watch.c); 0 not tried,
+				   -1 not watchable */
+	union {
+		uint32_t snap_gen;	/* directories: the number of the last listing */
+		uint32_t opens;		/* files: open files of it: cfd stays open while > 0 */
+	};
+	unsigned char host;		/* a host inode (else synthetic or virtual) */
+	unsigned char handle;		/* host: fhb holds its handle (else the source gave
+					   none: cfd is kept for the inode's life) */
+	unsigned char mnt;		/* with a handle: the mount it is opened on (inode.c) */
+	unsigned char dead;		/* its (dev, ino) is another object's now: no
+					   lookup finds it (table_lock) */
 	unsigned char virt;		/* AWFS_VIRT_*: a node of the information directory */
 	unsigned char folds;		/* directories: 0 not checked, 1 case-sensitive, 2 folds case */
 	unsigned char linked;		/* more than one link when last looked up (ops.c) */
 	unsigned char readable;		/* regular files: fd has been made an O_RDONLY fd
 					   (same number), the handle of every plain
 					   read-only open; listener thread only */
-	struct dir_snap *snaps;		/* directories: the listings in progress (ops.c) */
-	int wd;				/* directories: inotify watch (watch.c); 0 not tried,
-				   -1 not watchable */
-	uint32_t snap_gen;		/* directories: the number of the last listing */
-	struct awfs_inode *next;	/* hash chain */
+	/* with a handle: its struct file_handle, allocated with the inode */
+	unsigned char fhb[] __attribute__((aligned(8)));
 };
 
 /*

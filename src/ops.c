@@ -78,18 +78,13 @@ static struct awfs_inode virt_denials = { .cfd = -1, .type = S_IFREG, .virt = AW
 struct virt_handle {
 	char *text;
 	size_t len;
-	struct virt_handle *prev, *next;
+	struct util_link open;
 };
-static struct virt_handle *virt_open;
+static struct util_list virt_open;
 
 static void virt_handle_free(struct virt_handle *h)
 {
-	if (h->prev)
-		h->prev->next = h->next;
-	else
-		virt_open = h->next;
-	if (h->next)
-		h->next->prev = h->prev;
+	util_list_unlink(&virt_open, &h->open);
 	free(h->text);
 	free(h);
 }
@@ -157,8 +152,8 @@ void ops_fini(void)
 	virt_dir.snaps = NULL;
 	snaps_free(inode_root()->snaps);
 	inode_root()->snaps = NULL;
-	while (virt_open)
-		virt_handle_free(virt_open);
+	while (virt_open.head)
+		virt_handle_free(util_entry(virt_open.head, struct virt_handle, open));
 	watch_fini();
 	verdict_fini();
 }
@@ -944,10 +939,7 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		struct virt_handle *h = util_xcalloc(1, sizeof(*h));
 
 		h->text = virt_text(in, &h->len);
-		h->next = virt_open;
-		if (virt_open)
-			virt_open->prev = h;
-		virt_open = h;
+		util_list_push(&virt_open, &h->open);
 		fi->fh = (uint64_t)(uintptr_t)h;
 		fi->direct_io = 1;
 		if (fuse_reply_open(req, fi) == -ENOENT)

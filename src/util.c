@@ -285,3 +285,27 @@ bool util_cp_is_tricky(unsigned c)
 	       (c >= 0x2060 && c <= 0x2064) || (c >= 0x2066 && c <= 0x2069) || c == 0xfeff ||
 	       (c >= 0xfff9 && c <= 0xfffb) || (c >= 0xe0000 && c <= 0xe007f);
 }
+
+void util_list_push(struct util_list *l, struct util_link *e)
+{
+	e->prev = NULL;
+	e->next = l->head;
+	if (l->head)
+		l->head->prev = e;
+	else
+		l->tail = e;
+	l->head = e;
+}
+
+void util_list_unlink(struct util_list *l, struct util_link *e)
+{
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		l->head = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		l->tail = e->prev;
+	e->prev = e->next = NULL;
+}

@@ -104,4 +104,20 @@ int util_open_append(const char *path, char *why, size_t len);
 /* The symbolic name of an errno value ("EROFS"), or "E<number>". */
 const char *util_errno_name(int err);
 
+/*
+ * A doubly linked list threaded through its elements (a struct util_link
+ * in each), newest at the head; util_entry() is the element of a link.
+ */
+struct util_link {
+	struct util_link *prev, *next;
+};
+struct util_list {
+	struct util_link *head, *tail;
+};
+#define util_entry(link, type, member) ((type *)(void *)((char *)(link) - offsetof(type, member)))
+/* Put @e at the head of @l. */
+void util_list_push(struct util_list *l, struct util_link *e);
+/* Take @e (on @l) off it. */
+void util_list_unlink(struct util_list *l, struct util_link *e);
+
 #endif
