@@ -78,10 +78,8 @@ struct awfs_inode {
 	mode_t type;			/* S_IFMT bits as served */
 	int wd;				/* directories: inotify watch (watch.c); 0 not tried,
 				   -1 not watchable */
-	union {
-		uint32_t snap_gen;	/* directories: the number of the last listing */
-		uint32_t opens;		/* files: open files of it: cfd stays open while > 0 */
-	};
+	uint32_t snap_gen;		/* directories: the number of the last listing */
+	uint32_t opens;			/* open files of it: cfd stays open while > 0 */
 	unsigned char host;		/* a host inode (else synthetic or virtual) */
 	unsigned char handle;		/* host: fhb holds its handle (else the source gave
 					   none: cfd is kept for the inode's life) */

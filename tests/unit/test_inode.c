@@ -393,6 +393,24 @@ static void test_fd_cache(void **state)
 		assert_int_equal(inode_open_fds(), 0);
 		inode_set_fd_cache(CAP, UINT64_MAX);
 	}
+	/* a directory listed (its listing number set, as ops.c does) is as
+	 * closable as any: the accounting does not depend on other fields */
+	{
+		struct awfs_inode *sub = take("sub");
+
+		sub->snap_gen = 3;
+		sub->folds = 1;
+		for (int i = 0; i < NMANY; i++)
+			assert_int_equal(inode_fd(in[i], &fd), 0);
+		assert_true(sub->cfd < 0);
+		assert_int_equal(inode_fd(sub, &fd), 0);
+		assert_true(same_object(fd, sub));
+		assert_int_equal(inode_open_fds(), 0);
+		assert_int_equal(inode_fds(), CAP);
+		inode_put(sub, 1);
+		assert_int_equal(inode_open_fds(), 0);
+		assert_int_equal(inode_fds(), CAP - 1);
+	}
 	/* another thread gets an fd of its own */
 	assert_int_equal(pthread_create(&t, NULL, other_thread, in[7]), 0);
 	assert_int_equal(pthread_join(t, &ok), 0);
