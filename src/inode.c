@@ -285,7 +285,7 @@ static int open_handle(const struct file_handle *fh, int mnt, dev_t dev, ino_t i
 
 	/* gone: what the host says of a name removed, to a caller's request */
 	if (fd < 0)
-		return errno == ESTALE ? ENOENT : errno;
+		return errno == ESTALE ? ENOENT : errno ? errno : EIO;
 	if (fstat(fd, &st) < 0 || st.st_dev != dev || st.st_ino != ino) {
 		close(fd);
 		return ENOENT;
@@ -760,7 +760,7 @@ uint64_t inode_over(void)
 
 int inode_fd(struct awfs_inode *in, int *fd)
 {
-	int err, nfd;
+	int err, nfd = -1;
 
 	if (!inode_on_listener())
 		abort();	/* another thread's use would race with the cache */
