@@ -666,7 +666,7 @@ static void add_mount_options(struct fuse_args *args, const char *src)
 #define AWFS_MIN_NOFILE 65536
 /*
  * Host inodes past which the kernel is asked to drop files, to bound
- * awfs's memory (about 250 bytes each: docs/performance.md).
+ * awfs's memory (about 290 bytes each with their names: docs/performance.md).
  */
 #define AWFS_INODES_HIGH 262144
 
@@ -688,12 +688,18 @@ static uint64_t files_high(void)
 	return high > 64 ? high : 64;
 }
 
+/* The fds of looked-up inodes awfs keeps: -o fd_cache=, else files_high(). */
+static uint64_t fds_kept(unsigned long long fd_cache)
+{
+	return fd_cache ? (uint64_t)fd_cache : files_high();
+}
+
 /*
  * Raise the fd limit as far as the system allows (root may go past the hard
  * limit, up to fs.nr_open). Fails only when even soft-to-hard is refused;
  * a limit that stays low is a warning with what to do about it.
  */
-static int raise_nofile(void)
+static int raise_nofile(unsigned long long fd_cache)
 {
 	struct rlimit rl, want;
 	unsigned long long nr_open = AWFS_WANT_NOFILE;
@@ -719,7 +725,7 @@ static int raise_nofile(void)
 	}
 	if (rl.rlim_cur < AWFS_MIN_NOFILE)
 		fprintf(stderr, "awfs: note: the open file limit is %llu; awfs keeps at most %llu fds of files and directories looked up (more are opened again from file handles, or, on a source without them, the kernel is asked to drop the least recently used files), and files the agent opens past the limit fail with EMFILE (raise the hard limit: ulimit -Hn %d, or LimitNOFILE= in a unit)\n",
-			(unsigned long long)rl.rlim_cur, (unsigned long long)files_high(), AWFS_WANT_NOFILE);
+			(unsigned long long)rl.rlim_cur, (unsigned long long)fds_kept(fd_cache), AWFS_WANT_NOFILE);
 	return 0;
 }
 
@@ -854,7 +860,7 @@ int main(int argc, char *argv[])
 	 * Every inode the kernel holds keeps an O_PATH fd: a find over a big
 	 * tree needs as many fds as the kernel keeps entries cached.
 	 */
-	if (raise_nofile() < 0)
+	if (raise_nofile(fd_cache) < 0)
 		EXIT(1);
 
 	/* 2. the mount point and the source, opened before the mount covers it */
@@ -942,13 +948,12 @@ int main(int argc, char *argv[])
 	classifier = classify_new(policy);
 	{
 		char why[160];
+		struct rlimit rl;
 
 		if (!inode_init(root_fd, &root_st, classify_root(classifier), why, sizeof(why)))
 			log_msg(AWFS_LOG_WARN, "the source gives no file handles awfs can open (%s): awfs keeps an fd for each file and directory the kernel caches and asks the kernel to drop files past %llu (a directory tree larger than the open file limit fails with EMFILE)",
-				why, (unsigned long long)files_high());
-		struct rlimit rl;
-
-		inode_set_fd_cache(fd_cache ? fd_cache : files_high(),
+				why, (unsigned long long)fds_kept(fd_cache));
+		inode_set_fd_cache(fds_kept(fd_cache),
 				   getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ?
 					   (uint64_t)rl.rlim_cur : UINT64_MAX);
 	}
@@ -1053,7 +1058,7 @@ int main(int argc, char *argv[])
 		goto out_aliases;
 	}
 
-	ret = loop_run(se, (unsigned)spin_us, 8, files_high(), AWFS_INODES_HIGH) < 0;
+	ret = loop_run(se, (unsigned)spin_us, 8, fds_kept(fd_cache), AWFS_INODES_HIGH) < 0;
 	summary = verdict_summary();
 	if (o.fail_on_denial && verdict_denials() > 0) {
 		/* loud on purpose: the step must not exit 0 over lost writes */

@@ -652,14 +652,19 @@ void inode_put(struct awfs_inode *in, uint64_t n)
 	}
 }
 
-static uint64_t read_locked(const uint64_t *v)
+static uint64_t sum_locked(const uint64_t *a, const uint64_t *b)
 {
 	uint64_t n;
 
 	pthread_mutex_lock(&table_lock);
-	n = *v;
+	n = *a + (b ? *b : 0);
 	pthread_mutex_unlock(&table_lock);
 	return n;
+}
+
+static uint64_t read_locked(const uint64_t *v)
+{
+	return sum_locked(v, NULL);
 }
 
 uint64_t inode_count(void)
@@ -817,12 +822,7 @@ void inode_set_fd_cache(uint64_t cap, uint64_t limit)
 
 uint64_t inode_fds(void)
 {
-	uint64_t n;
-
-	pthread_mutex_lock(&table_lock);
-	n = ncached + nfixed;
-	pthread_mutex_unlock(&table_lock);
-	return n;
+	return sum_locked(&ncached, &nfixed);
 }
 
 bool inode_may_open(void)
@@ -837,12 +837,7 @@ bool inode_may_open(void)
 
 uint64_t inode_open_fds(void)
 {
-	uint64_t n;
-
-	pthread_mutex_lock(&table_lock);
-	n = nopen_pinned + nown;
-	pthread_mutex_unlock(&table_lock);
-	return n;
+	return sum_locked(&nopen_pinned, &nown);
 }
 
 void inode_opened(struct awfs_inode *in, bool own)
