@@ -186,7 +186,7 @@ static int explain_one(struct awfs_classifier *c, const struct awfs_policy *p, c
 	printf("%s: %s, by %s", e, policy_class_word(classify_class(st)), why);
 	if (mask_at)
 		printf("; it lies below a mask, so it is not reachable at all");
-	g = classify_guard_below(st);
+	g = classify_anchored(st);
 	if (g && depth > 0)
 		printf("; %s rule \"%s\" applies below it, so nothing may be renamed or linked into or out of it",
 		       policy_class_key(g->cls), g->path);

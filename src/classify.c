@@ -35,7 +35,7 @@ struct awfs_state {
 	size_t nglobs;
 	const char **fixed_masks;	/* literal masks exactly one level down */
 	size_t nfixed;
-	const struct awfs_rule *guard;	/* a non-writable alive rule, or NULL */
+	const struct awfs_rule *anchored;	/* a non-writable alive rule, or NULL */
 	uint64_t hash;
 	struct awfs_state *next;	/* intern chain */
 };
@@ -101,8 +101,8 @@ static void state_index(struct awfs_state *s)
 		} else {
 			s->globs[s->nglobs++] = r;
 		}
-		if (r->cls != AWFS_CLASS_WRITE && !s->guard)
-			s->guard = r;
+		if (r->cls != AWFS_CLASS_WRITE && !s->anchored)
+			s->anchored = r;
 	}
 	qsort(s->lits, s->nlits, sizeof(*s->lits), cmp_lit);
 }
@@ -306,9 +306,9 @@ const struct awfs_rule *classify_rule(const struct awfs_state *s)
 	return s->winner;
 }
 
-const struct awfs_rule *classify_guard_below(const struct awfs_state *s)
+const struct awfs_rule *classify_anchored(const struct awfs_state *s)
 {
-	return s->guard;
+	return s->anchored;
 }
 
 size_t classify_alive(const struct awfs_state *s, const struct awfs_rule *const **rules)

@@ -53,7 +53,7 @@ const struct awfs_rule *classify_rule(const struct awfs_state *s);
  * anchored here, so nothing may be renamed or linked into or out of this
  * position (see ops.c). Returns that rule, or NULL.
  */
-const struct awfs_rule *classify_guard_below(const struct awfs_state *s);
+const struct awfs_rule *classify_anchored(const struct awfs_state *s);
 /*
  * The rules that may still match below @s (they have more components than
  * the path of @s). Returns the count and sets *rules; none below a mask.

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * info.c - the text of the information directory.
+ * info.c - the information directory: its nodes, their attributes and
+ * open snapshots, and its text.
  */
 #include "info.h"
 
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inode.h"
 #include "log.h"
 #include "report.h"
 #include "util.h"
@@ -19,7 +21,7 @@ static char *readme;
 static size_t readme_len;
 
 static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
-static char *ring[AWFS_INFO_DENIALS];
+static char *ring[AWFS_INFO_KEPT];
 static size_t ring_next, ring_count;
 
 /* Append one rule line "  PATH  REASON" to the text being built. */
@@ -128,8 +130,8 @@ void info_add_denial(const char *line)
 	pthread_mutex_lock(&ring_lock);
 	free(ring[ring_next]);
 	ring[ring_next] = util_xstrdup(line);
-	ring_next = (ring_next + 1) % AWFS_INFO_DENIALS;
-	if (ring_count < AWFS_INFO_DENIALS)
+	ring_next = (ring_next + 1) % AWFS_INFO_KEPT;
+	if (ring_count < AWFS_INFO_KEPT)
 		ring_count++;
 	pthread_mutex_unlock(&ring_lock);
 }
@@ -149,7 +151,7 @@ char *info_denials(size_t *len)
 		abort();
 	pthread_mutex_lock(&ring_lock);
 	for (size_t k = 0; k < ring_count; k++) {
-		size_t i = (ring_next + AWFS_INFO_DENIALS - ring_count + k) % AWFS_INFO_DENIALS;
+		size_t i = (ring_next + AWFS_INFO_KEPT - ring_count + k) % AWFS_INFO_KEPT;
 
 		fprintf(f, "%s\n", ring[i]);
 	}
@@ -160,7 +162,7 @@ char *info_denials(size_t *len)
 
 void info_fini(void)
 {
-	for (size_t i = 0; i < AWFS_INFO_DENIALS; i++) {
+	for (size_t i = 0; i < AWFS_INFO_KEPT; i++) {
 		free(ring[i]);
 		ring[i] = NULL;
 	}
@@ -169,4 +171,123 @@ void info_fini(void)
 	readme = NULL;
 	free(dir_name);
 	dir_name = NULL;
+}
+
+/* ------------------------------------------------------------ its nodes */
+
+#define AWFS_INFO_INO 0xfffffffd00000000ULL	/* + the node's AWFS_INFO_* */
+#define AWFS_INFO_DIR_MODE (S_IFDIR | 01777)
+#define AWFS_INFO_FILE_MODE (S_IFREG | 0666)
+
+static struct awfs_inode node_dir = { .kind = AWFS_INODE_INFO, .info = AWFS_INFO_DIR,
+				      .cfd = -1, .type = S_IFDIR };
+static struct awfs_inode node_readme = { .kind = AWFS_INODE_INFO, .info = AWFS_INFO_README,
+					 .cfd = -1, .type = S_IFREG,
+					 .parent = &node_dir, .name = "README" };
+static struct awfs_inode node_denials = { .kind = AWFS_INODE_INFO, .info = AWFS_INFO_DENIALS,
+					  .cfd = -1, .type = S_IFREG,
+					  .parent = &node_dir, .name = "denials" };
+static const struct awfs_inode *const files[] = { &node_readme, &node_denials };
+
+/*
+ * The snapshot of a file's text, taken at open. The open ones are listed
+ * (listener thread): those the kernel had not released when the session
+ * ended (an unmount right after a read) are freed by info_release_all().
+ */
+struct info_handle {
+	char *text;
+	size_t len;
+	struct util_link open;
+};
+static struct util_list open_handles;
+
+void info_attach(struct awfs_inode *root)
+{
+	node_dir.parent = root;
+	node_dir.name = dir_name;
+	node_dir.state = node_readme.state = node_denials.state = root->state;
+}
+
+bool info_is_name(const struct awfs_inode *dir, const char *name)
+{
+	return dir_name && dir == node_dir.parent && strcmp(name, dir_name) == 0;
+}
+
+struct awfs_inode *info_dir_node(void)
+{
+	return &node_dir;
+}
+
+struct awfs_inode *info_lookup(const struct awfs_inode *dir, const char *name)
+{
+	if (dir == &node_dir)
+		return strcmp(name, "README") == 0 ? &node_readme :
+		       strcmp(name, "denials") == 0 ? &node_denials : NULL;
+	return info_is_name(dir, name) ? &node_dir : NULL;
+}
+
+const struct awfs_inode *info_file(size_t i)
+{
+	return i < sizeof(files) / sizeof(files[0]) ? files[i] : NULL;
+}
+
+uint64_t info_ino(const struct awfs_inode *in)
+{
+	return AWFS_INFO_INO + in->info;
+}
+
+/* The current text of the file @in (caller frees). */
+static char *text_of(const struct awfs_inode *in, size_t *len)
+{
+	return in->info == AWFS_INFO_README ? info_readme(len) : info_denials(len);
+}
+
+void info_attr(const struct awfs_inode *in, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = info_ino(in);
+	st->st_blksize = 4096;
+	if (in->info == AWFS_INFO_DIR) {
+		st->st_mode = AWFS_INFO_DIR_MODE;
+		st->st_nlink = 2;
+	} else {
+		size_t len;
+
+		free(text_of(in, &len));
+		st->st_mode = AWFS_INFO_FILE_MODE;
+		st->st_nlink = 1;
+		st->st_size = (off_t)len;
+	}
+}
+
+uint64_t info_open(const struct awfs_inode *in)
+{
+	struct info_handle *h = util_xcalloc(1, sizeof(*h));
+
+	h->text = text_of(in, &h->len);
+	util_list_push(&open_handles, &h->open);
+	return (uint64_t)(uintptr_t)h;
+}
+
+const char *info_handle_text(uint64_t fh, size_t *len)
+{
+	const struct info_handle *h = (const struct info_handle *)(uintptr_t)fh;
+
+	*len = h->len;
+	return h->text;
+}
+
+void info_release(uint64_t fh)
+{
+	struct info_handle *h = (struct info_handle *)(uintptr_t)fh;
+
+	util_list_unlink(&open_handles, &h->open);
+	free(h->text);
+	free(h);
+}
+
+void info_release_all(void)
+{
+	while (open_handles.head)
+		info_release((uint64_t)(uintptr_t)util_entry(open_handles.head, struct info_handle, open));
 }

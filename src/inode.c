@@ -67,7 +67,7 @@
 
 #include "util.h"
 
-#define AWFS_SYNTH_INO_BASE 0xfffffffe00000000ULL
+#define AWFS_MASK_INO_BASE 0xfffffffe00000000ULL
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct awfs_inode root;
@@ -129,7 +129,7 @@ static void lru_push(struct awfs_inode *in)
 
 static bool on_lru(const struct awfs_inode *in)
 {
-	return in->host && in->name != NULL;
+	return in->kind == AWFS_INODE_HOST && in->name != NULL;
 }
 
 /* ---- the fd cache; table_lock held */
@@ -305,7 +305,7 @@ static size_t hash_key(dev_t dev, uint64_t ino, const void *salt)
 
 static size_t hash_of(const struct awfs_inode *in)
 {
-	if (!in->host) {
+	if (in->kind != AWFS_INODE_HOST) {
 		uint64_t h = (uintptr_t)in->parent;
 
 		for (const char *p = in->name; *p; p++)
@@ -323,7 +323,7 @@ bool inode_init(int root_fd, const struct stat *root_st, const struct awfs_state
 
 	listener = pthread_self();
 	root.cfd = root_fd;
-	root.host = 1;
+	root.kind = AWFS_INODE_HOST;
 	root.dev = root_st->st_dev;
 	root.ino = root_st->st_ino;
 	root.type = S_IFDIR;
@@ -417,7 +417,7 @@ static struct awfs_inode *find_host_locked(dev_t dev, ino_t ino, const struct aw
 	if (dev == root.dev && ino == root.ino && state == root.state)
 		return &root;
 	for (struct awfs_inode *in = buckets[hash_key(dev, ino, NULL) % nbuckets]; in; in = in->next)
-		if (in->host && !in->dead && in != &root && in->dev == dev && in->ino == ino &&
+		if (in->kind == AWFS_INODE_HOST && !in->dead && in != &root && in->dev == dev && in->ino == ino &&
 		    (in->type == S_IFDIR || in->state == state))
 			return in;
 	return NULL;
@@ -523,7 +523,7 @@ struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct a
 		mnt = mount_slot(mount_id, fd, st->st_mode & S_IFMT);
 	in = util_xcalloc(1, sizeof(*in) + (mnt >= 0 ? handle_size(&fh.h) : 0));
 	in->cfd = fd;
-	in->host = 1;
+	in->kind = AWFS_INODE_HOST;
 	if (mnt >= 0) {
 		in->handle = 1;
 		in->mnt = (unsigned char)mnt;
@@ -559,21 +559,21 @@ struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct a
 	return in;
 }
 
-uint64_t inode_synth_ino(const struct awfs_inode *parent, const char *name)
+uint64_t inode_mask_ino(const struct awfs_inode *parent, const char *name)
 {
 	/* FNV-1a over the parent's served number and the name: the same in
 	 * readdir and lookup, and made of nothing the host holds under the mask */
 	uint64_t h = 0xcbf29ce484222325ULL;
-	uint64_t pino = !parent->host ? parent->synth_ino : (uint64_t)parent->ino;
+	uint64_t pino = parent->kind != AWFS_INODE_HOST ? parent->mask_ino : (uint64_t)parent->ino;
 
 	for (int i = 0; i < 8; i++)
 		h = (h ^ ((pino >> (8 * i)) & 0xff)) * 0x100000001b3ULL;
 	for (const char *p = name; *p; p++)
 		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
-	return AWFS_SYNTH_INO_BASE + (h & 0xffffffffULL);
+	return AWFS_MASK_INO_BASE + (h & 0xffffffffULL);
 }
 
-struct awfs_inode *inode_take_synth(struct awfs_inode *parent, const char *name, mode_t type,
+struct awfs_inode *inode_take_mask(struct awfs_inode *parent, const char *name, mode_t type,
 				    const struct awfs_state *state)
 {
 	struct awfs_inode key = { .cfd = -1, .parent = parent, .name = (char *)name, .state = state };
@@ -583,7 +583,7 @@ struct awfs_inode *inode_take_synth(struct awfs_inode *parent, const char *name,
 	pthread_mutex_lock(&table_lock);
 	b = hash_of(&key) % nbuckets;
 	for (in = buckets[b]; in; in = in->next) {
-		if (!in->host && in->parent == parent && in->state == state &&
+		if (in->kind != AWFS_INODE_HOST && in->parent == parent && in->state == state &&
 		    in->type == type && strcmp(in->name, name) == 0) {
 			in->refs++;
 			pthread_mutex_unlock(&table_lock);
@@ -596,7 +596,7 @@ struct awfs_inode *inode_take_synth(struct awfs_inode *parent, const char *name,
 	in->state = state;
 	in->parent = parent;
 	in->name = util_xstrdup(name);
-	in->synth_ino = inode_synth_ino(parent, name);
+	in->mask_ino = inode_mask_ino(parent, name);
 	in->refs = 1;
 	parent->refs++;
 	insert(in);
@@ -610,7 +610,7 @@ void inode_put(struct awfs_inode *in, uint64_t n)
 		struct awfs_inode *parent = NULL;
 		struct awfs_inode **pp;
 
-		if (in->virt)
+		if (in->kind == AWFS_INODE_INFO)
 			return;	/* static, never freed */
 		pthread_mutex_lock(&table_lock);
 		if (in->refs < n)
@@ -627,14 +627,14 @@ void inode_put(struct awfs_inode *in, uint64_t n)
 		if (on_lru(in)) {
 			lru_unlink(in);
 			nfiles--;
-		} else if (in->type == S_IFDIR && in->host) {
+		} else if (in->type == S_IFDIR && in->kind == AWFS_INODE_HOST) {
 			ndirs--;
 		}
 		if (in_cache(in))
 			cache_unlink(in);
 		else if (in->handle && in->opens && in->cfd >= 0)
 			nopen_pinned--;	/* (the kernel releases its files before it forgets) */
-		if (in->host && !in->handle)
+		if (in->kind == AWFS_INODE_HOST && !in->handle)
 			nfixed--;
 		pthread_mutex_unlock(&table_lock);
 
@@ -803,7 +803,7 @@ int inode_open(struct awfs_inode *in, int flags, int *fd)
 
 	if (in->handle)
 		return open_handle(fh_of(in), in->mnt, in->dev, in->ino, flags, fd);
-	if (!in->host)
+	if (in->kind != AWFS_INODE_HOST)
 		return EBADF;
 	/* kept for life: its number stays valid while the inode lives (the
 	 * magic link leads to the object itself, whatever its name now) */
@@ -842,7 +842,7 @@ uint64_t inode_open_fds(void)
 
 void inode_opened(struct awfs_inode *in, bool own)
 {
-	if (!in->host)
+	if (in->kind != AWFS_INODE_HOST)
 		return;
 	pthread_mutex_lock(&table_lock);
 	if (in_cache(in)) {	/* no longer closable */
@@ -857,7 +857,7 @@ void inode_opened(struct awfs_inode *in, bool own)
 
 void inode_released(struct awfs_inode *in, bool own)
 {
-	if (!in->host)
+	if (in->kind != AWFS_INODE_HOST)
 		return;
 	pthread_mutex_lock(&table_lock);
 	if (in->opens == 0) {	/* not opened through awfs: nothing to release */
@@ -895,7 +895,7 @@ size_t inode_collect(bool (*want)(const struct awfs_inode *in), struct inode_ref
 		(*out)[n++].id = 1;
 	for (size_t b = 0; b < nbuckets; b++) {
 		for (struct awfs_inode *in = buckets[b]; in; in = in->next) {
-			if (!in->host || !want(in))
+			if (in->kind != AWFS_INODE_HOST || !want(in))
 				continue;
 			(*out)[n].id = inode_nodeid(in);
 			if (in->parent) {	/* where the kernel has it now */

@@ -12,22 +12,50 @@
  * resolved again. Where the source gives no handle, the inode keeps its
  * fd for its whole life (and the trimmer, loop.c, bounds how many).
  *
- * A synthetic inode (a mask) is keyed by (parent, name) and holds nothing of
- * the host: no fd, no host inode number.
+ * A masked inode is keyed by (parent, name) and holds nothing of the host:
+ * no fd, no host inode number; what is served is made up (ops.c).
  *
  * A regular file's O_PATH fd is turned, at its first plain read-only open,
  * into an O_RDONLY fd of the same file under the same number (readable):
  * every plain read-only open then shares it, so OPEN and RELEASE make no
  * system call.
  *
+ * Three kinds of inode (enum awfs_inode_kind), and the rule every handler
+ * rests on: ONLY A HOST INODE HAS A HOST OBJECT, and only a host inode can
+ * pass a write check. A masked inode is in a masked class (never
+ * writable); an information node is refused by decide.h before any class.
+ * So a host_* call made after a passing write check (ops.c) always has a
+ * host fd to work on; a read path tells the kinds apart itself.
+ *
  * Invariants:
  *  - an inode lives while its reference count is above zero: one per kernel
  *    lookup (dropped by forget) plus one per child that names it as parent
- *    (every synthetic child; a host non-directory, for the directory it was
+ *    (every masked child; a host non-directory, for the directory it was
  *    first found in), so a child's parent pointer is always live;
  *  - the nodeid given to the kernel is the inode's address; the root is 1;
- *  - the root and the nodes of the information directory (virt) are static
- *    and never freed; their reference counts are not kept.
+ *  - the root and the nodes of the information directory (info.c) are
+ *    static and never freed; their reference counts are not kept.
+ *
+ * Threads (the contract a change to the request loop, loop.c, must keep):
+ * one thread, the listener, reads /dev/fuse and serves every request but
+ * those loop.c's is_slow() hands to a worker (READ, FSYNC, FSYNCDIR,
+ * FALLOCATE, LSEEK, COPY_FILE_RANGE: they may wait on the disk). What that
+ * allows:
+ *  - on the listener only, without a lock: cfd (through inode_fd(), which
+ *    aborts elsewhere), readable, snaps and snap_gen, folds, linked, opens
+ *    (inode_opened()/inode_released(), which also take table_lock for the
+ *    counts), and info.c's open snapshots;
+ *  - under table_lock, on any thread: the table, refs, the names the
+ *    trimmer reads (kparent, kname, kparent2, kname2), dead, the LRU and
+ *    cache lists;
+ *  - state: written under table_lock, read anywhere without it (one
+ *    aligned pointer to an immutable state);
+ *  - written before the inode is published, then only read: kind, info,
+ *    dev, ino or mask_ino, type, parent, name, handle, mnt, fhb;
+ *  - wd: the watcher's (watch.c says how it is shared).
+ * A worker reaches the host through its request's open file (fh) or a fd
+ * of its own (inode_open()), never through cfd. A request moved from the
+ * listener to a worker must not touch a listener-only field.
  */
 #ifndef AWFS_INODE_H
 #define AWFS_INODE_H
@@ -42,24 +70,31 @@
 struct awfs_state;
 struct dir_snap;	/* a directory listing (ops.c) */
 
-enum {
-	AWFS_VIRT_NONE = 0,
-	AWFS_VIRT_DIR,		/* the information directory */
-	AWFS_VIRT_README,
-	AWFS_VIRT_DENIALS,
+enum awfs_inode_kind {
+	AWFS_INODE_MASK = 0,	/* masked: served empty, made up, nothing of the host */
+	AWFS_INODE_HOST,	/* a host object, referenced by handle or fd */
+	AWFS_INODE_INFO,	/* a node of the information directory (info.c) */
+};
+
+/* The nodes of the information directory (an AWFS_INODE_INFO inode's info). */
+enum awfs_info_node {
+	AWFS_INFO_NONE = 0,
+	AWFS_INFO_DIR,		/* the directory */
+	AWFS_INFO_README,
+	AWFS_INFO_DENIALS,
 };
 
 struct awfs_inode {
 	dev_t dev;
 	union {
 		ino_t ino;		/* host */
-		uint64_t synth_ino;	/* synthetic: st_ino served */
+		uint64_t mask_ino;	/* masked: st_ino served */
 	};
 	const struct awfs_state *state;
 	uint64_t refs;			/* kernel lookups + children naming it parent */
-	struct awfs_inode *parent;	/* synthetic and host non-directories: the
+	struct awfs_inode *parent;	/* masked and host non-directories: the
 					   directory it was first found in (referenced) */
-	char *name;			/* synthetic and host non-directories: the name it
+	char *name;			/* masked and host non-directories: the name it
 					   was first found by, in parent */
 	uint64_t kparent;		/* host non-directories: the nodeid of the directory */
 	char *kname;			/* and the name (NULL: name) the kernel last had it
@@ -80,14 +115,15 @@ struct awfs_inode {
 				   -1 not watchable */
 	uint32_t snap_gen;		/* directories: the number of the last listing */
 	uint32_t opens;			/* open files of it: cfd stays open while > 0 */
-	unsigned char host;		/* a host inode (else synthetic or virtual) */
+	unsigned char kind;		/* enum awfs_inode_kind */
 	unsigned char handle;		/* host: fhb holds its handle (else the source gave
 					   none: cfd is kept for the inode's life) */
 	unsigned char mnt;		/* with a handle: the mount it is opened on (inode.c) */
 	unsigned char dead;		/* its (dev, ino) is another object's now: no
 					   lookup finds it (table_lock) */
-	unsigned char virt;		/* AWFS_VIRT_*: a node of the information directory */
-	unsigned char folds;		/* directories: 0 not checked, 1 case-sensitive, 2 folds case */
+	unsigned char info;		/* enum awfs_info_node: which node of the information
+					   directory (AWFS_INODE_INFO) */
+	unsigned char folds;		/* directories: enum awfs_folds (ops.c) */
 	unsigned char linked;		/* more than one link when last looked up (ops.c) */
 	unsigned char readable;		/* regular files: fd has been made an O_RDONLY fd
 					   (same number), the handle of every plain
@@ -158,11 +194,11 @@ struct awfs_inode *inode_root(void);
  */
 struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct awfs_state *state,
 				   struct awfs_inode *dir, const char *name);
-/* Find or add the synthetic inode @name under @parent and take one reference. */
-struct awfs_inode *inode_take_synth(struct awfs_inode *parent, const char *name, mode_t type,
+/* Find or add the masked inode @name under @parent and take one reference. */
+struct awfs_inode *inode_take_mask(struct awfs_inode *parent, const char *name, mode_t type,
 				    const struct awfs_state *state);
-/* The st_ino served for the synthetic entry @name under @parent. */
-uint64_t inode_synth_ino(const struct awfs_inode *parent, const char *name);
+/* The st_ino served for the masked entry @name under @parent. */
+uint64_t inode_mask_ino(const struct awfs_inode *parent, const char *name);
 /* Drop @n references; the inode is freed (and its fd closed) at zero. */
 void inode_put(struct awfs_inode *in, uint64_t n);
 /* Set once, before serving: called for a directory about to be freed, before

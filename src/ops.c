@@ -5,21 +5,13 @@
  * Every handler replies exactly once. Host access goes through host.c;
  * helpers return 0 or a positive errno.
  *
- * The policy, in the words of the checks below:
- *  - a namespace change (create, mkdir, mknod, symlink, link, unlink, rmdir,
- *    rename) needs the directory AND the entry to be writable: so an
- *    allow_write path's parent stays read-only and an agent can write inside
- *    cache-memory but cannot remove or replace cache-memory itself;
- *  - a change to an object (open for write or O_TRUNC, setattr, xattrs,
- *    fallocate, copy_file_range into it) needs the object to be writable;
- *  - link() and rename() need both ends writable; and where a read-only or
- *    masked rule still applies below a path (it is "anchored" there), nothing
- *    may be renamed or linked into or out of that path, nor a symlink made
- *    there: that would carry the rule's paths out from under it, or plant
- *    what the agent wrote (or a redirection) under it;
- *  - a masked entry is synthetic: nothing below it is ever looked up on the
- *    host, and nothing of the host's entry (owner, size, times, inode number,
- *    xattrs) is served.
+ * Each handler reads: classify (the inode's state, or classify_child() of
+ * its directory's for a name), decide (decide.h, where the whole rule is
+ * stated and table-tested), then refuse (verdict.c) or call the host. A
+ * masked entry is made up here: nothing below it is ever looked up on the
+ * host, and nothing of the host's entry (owner, size, times, inode number,
+ * xattrs) is served; the information directory is info.c's.
+ *
  * Every refusal is EROFS and is logged with the rule that decided it. The
  * kernel checks ordinary permissions first (default_permissions, with the
  * host's POSIX ACLs), and every host call that creates, removes, renames,
@@ -45,6 +37,7 @@
 
 #include "host.h"
 #include "inode.h"
+#include "decide.h"
 #include "info.h"
 #include "log.h"
 #include "loop.h"
@@ -54,40 +47,9 @@
 
 #define AWFS_MASK_DIR_MODE (S_IFDIR | 01777)
 #define AWFS_MASK_FILE_MODE (S_IFREG | 0666)
-#define AWFS_INFO_INO 0xfffffffd00000000ULL
 
 static const struct awfs_ops_config *cfg;
 static bool root_shown_open;	/* set once by ops_init(): see node_attr() */
-
-/*
- * The information directory and its two files: static inodes, never in the
- * table, never freed. Their text is made from the policy and from refused
- * requests (info.c), never from the host.
- */
-static struct awfs_inode virt_dir = { .cfd = -1, .type = S_IFDIR, .virt = AWFS_VIRT_DIR };
-static struct awfs_inode virt_readme = { .cfd = -1, .type = S_IFREG, .virt = AWFS_VIRT_README,
-					 .parent = &virt_dir, .name = "README" };
-static struct awfs_inode virt_denials = { .cfd = -1, .type = S_IFREG, .virt = AWFS_VIRT_DENIALS,
-					  .parent = &virt_dir, .name = "denials" };
-
-/*
- * The snapshot of a virtual file's text, taken at open. The open ones are
- * listed (listener thread): those the kernel had not released when the
- * session ended (an unmount right after a read) are freed by ops_fini().
- */
-struct virt_handle {
-	char *text;
-	size_t len;
-	struct util_link open;
-};
-static struct util_list virt_open;
-
-static void virt_handle_free(struct virt_handle *h)
-{
-	util_list_unlink(&virt_open, &h->open);
-	free(h->text);
-	free(h);
-}
 
 /* A directory entry as listed. */
 struct dir_entry {
@@ -139,21 +101,18 @@ void ops_init(const struct awfs_ops_config *c)
 		else if (classify_class(inode_root()->state) == AWFS_CLASS_RO)
 			(void)watch_dir(inode_root());
 	}
-	virt_dir.parent = inode_root();
-	virt_dir.name = (char *)c->info_dir;
-	virt_dir.state = virt_readme.state = virt_denials.state = inode_root()->state;
+	info_attach(inode_root());
 	verdict_init(c);
 }
 
 void ops_fini(void)
 {
 	/* the static directories' listings (the others go with their inodes) */
-	snaps_free(virt_dir.snaps);
-	virt_dir.snaps = NULL;
+	snaps_free(info_dir_node()->snaps);
+	info_dir_node()->snaps = NULL;
 	snaps_free(inode_root()->snaps);
 	inode_root()->snaps = NULL;
-	while (virt_open.head)
-		virt_handle_free(util_entry(virt_open.head, struct virt_handle, open));
+	info_release_all();
 	watch_fini();
 	verdict_fini();
 }
@@ -227,151 +186,92 @@ static void reply_err(fuse_req_t req, int err)
 
 /* ------------------------------------------------------------ checks */
 
-static bool is_info_name(const struct awfs_inode *dir, const char *name)
+/* The classified position of the entry @name in @dir (decide.h). */
+static struct awfs_entry_pos entry_pos(const struct awfs_inode *dir, const char *name)
 {
-	return cfg->info_dir && dir == inode_root() && strcmp(name, cfg->info_dir) == 0;
+	struct awfs_entry_pos e = { .dir = dir->state };
+
+	e.info = dir->kind == AWFS_INODE_INFO || info_is_name(dir, name);
+	if (!e.info)
+		e.st = classify_child(cfg->classifier, dir->state, name);
+	return e;
 }
 
-static int refuse(fuse_req_t req, const char *op, const struct awfs_inode *in, const char *name,
-		  const struct awfs_other_end *other, enum awfs_blocker how,
-		  const struct awfs_inode *bin, const char *bname, const struct awfs_state *bst)
+static struct awfs_object_pos object_pos(const struct awfs_inode *in)
 {
+	return (struct awfs_object_pos){ .st = in->state, .info = in->kind == AWFS_INODE_INFO };
+}
+
+/*
+ * Refuse @op as @d decided: @at are the positions it was asked about, an
+ * object (a NULL name) or an entry; a second one (a link's new entry, a
+ * rename's target) is the message's "to". Returns EROFS.
+ */
+static int refuse(fuse_req_t req, const char *op, const struct awfs_decision *d,
+		  const struct awfs_other_end *at, bool two)
+{
+	const struct awfs_other_end *by = &at[d->end];
 	const struct awfs_refusal r = {
-		.op = op, .in = in, .name = name, .other = other, .how = how,
-		.bin = bin, .bname = bname, .bst = bst,
+		.op = op, .in = at[0].in, .name = at[0].name, .other = two ? &at[1] : NULL,
+		.how = d->how, .rule = d->rule,
+		.at = by->in, .at_name = d->how == AWFS_BLOCK_PARENT ? NULL : by->name,
+		.at_state = d->st,
 	};
 
 	return verdict_deny(req, &r);
 }
 
-/*
- * May the entry @name in @dir be created, removed or replaced? @other names
- * the second path of a rename or link, for the message.
- */
-/*
- * May the entry @name in @dir be created, removed or replaced? For a rename
- * or link, @subj is the path the message starts from (the source) and
- * @other the second path; else both are NULL and the entry is the subject.
- */
-static int check_entry2(fuse_req_t req, const char *op, struct awfs_inode *dir, const char *name,
-			const struct awfs_state **child, const struct awfs_other_end *subj,
-			const struct awfs_other_end *other)
-{
-	const struct awfs_inode *sin = subj ? subj->in : dir;
-	const char *sname = subj ? subj->name : name;
-	const struct awfs_state *st;
-
-	if (dir->virt || is_info_name(dir, name))
-		return refuse(req, op, sin, sname, other, AWFS_BLOCK_INFO, dir, name, NULL);
-	if (classify_class(dir->state) != AWFS_CLASS_WRITE)
-		return refuse(req, op, sin, sname, other, AWFS_BLOCK_PARENT, dir, NULL, dir->state);
-	st = classify_child(cfg->classifier, dir->state, name);
-	if (child)
-		*child = st;
-	if (classify_class(st) != AWFS_CLASS_WRITE)
-		return refuse(req, op, sin, sname, other, AWFS_BLOCK_ENTRY, dir, name, st);
-	return 0;
-}
-
+/* May the entry @name in @dir be created or removed (decide_entry())? */
 static int check_entry(fuse_req_t req, const char *op, struct awfs_inode *dir, const char *name,
 		       const struct awfs_state **child)
 {
-	return check_entry2(req, op, dir, name, child, NULL, NULL);
+	const struct awfs_entry_pos e = entry_pos(dir, name);
+	const struct awfs_decision d = decide_entry(&e);
+	const struct awfs_other_end at = { NULL, dir, name };
+
+	if (child)
+		*child = e.st;
+	return d.how ? refuse(req, op, &d, &at, false) : 0;
 }
 
-/* May the object @in itself be changed? */
-static int check_node2(fuse_req_t req, const char *op, struct awfs_inode *in,
-		       const struct awfs_other_end *other)
+/* May the object @in be changed (decide_object())? */
+static int check_object(fuse_req_t req, const char *op, const struct awfs_inode *in)
 {
-	if (in->virt)
-		return refuse(req, op, in, NULL, other, AWFS_BLOCK_INFO, in, NULL, NULL);
-	if (classify_class(in->state) != AWFS_CLASS_WRITE)
-		return refuse(req, op, in, NULL, other, AWFS_BLOCK_SELF, in, NULL, in->state);
-	return 0;
-}
+	const struct awfs_object_pos o = object_pos(in);
+	const struct awfs_decision d = decide_object(&o);
+	const struct awfs_other_end at = { NULL, in, NULL };
 
-static int check_node(fuse_req_t req, const char *op, struct awfs_inode *in)
-{
-	return check_node2(req, op, in, NULL);
-}
-
-/*
- * Paths are classified by where they are, so a rule still alive below a
- * position (a read-only .git inside a memory, a mask) is anchored to that
- * path. Nothing may move into or out of such a position: a directory would
- * carry the rule's paths out from under it, or plant content the agent wrote
- * under it; a symlink would redirect it. The check looks at positions only,
- * never at what the names hold now, so no race can swap a directory in
- * between the check and the rename.
- */
-static int check_anchor(fuse_req_t req, const char *op, struct awfs_inode *dir, const char *name,
-			const struct awfs_other_end *subj, const struct awfs_other_end *other,
-			const struct awfs_state *st)
-{
-	if (!classify_guard_below(st))
-		return 0;
-	return refuse(req, op, subj ? subj->in : dir, subj ? subj->name : name, other,
-		      AWFS_BLOCK_ANCHOR, dir, name, st);
+	return d.how ? refuse(req, op, &d, &at, false) : 0;
 }
 
 /* ------------------------------------------------------------ attributes */
 
-static void synth_attr(const struct awfs_inode *in, struct stat *st)
+static void mask_attr(const struct awfs_inode *in, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
-	st->st_ino = in->synth_ino;
+	st->st_ino = in->mask_ino;
 	st->st_mode = in->type == S_IFDIR ? AWFS_MASK_DIR_MODE : AWFS_MASK_FILE_MODE;
 	st->st_nlink = in->type == S_IFDIR ? 2 : 1;
 	st->st_blksize = 4096;
 	/* uid, gid, size, blocks and all times stay 0: fixed, and not the host's */
 }
 
-/* Whether the handles of @ino are host fds (masked and virtual files have none). */
+/* Whether the handles of @ino are host fds (masked and information files have none). */
 static bool has_host_fh(fuse_ino_t ino)
 {
-	return inode_get(ino)->host;
-}
-
-/* The current text of a virtual file (caller frees). */
-static char *virt_text(const struct awfs_inode *in, size_t *len)
-{
-	return in->virt == AWFS_VIRT_README ? info_readme(len) : info_denials(len);
-}
-
-/*
- * The information directory: root's, its text's current size. Its modes
- * say writable, as a mask's do: then every write reaches awfs, which refuses
- * it with EROFS and logs it, instead of the kernel's silent EACCES for
- * anyone but root.
- */
-static void virt_attr(const struct awfs_inode *in, struct stat *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->st_ino = AWFS_INFO_INO + in->virt;
-	st->st_blksize = 4096;
-	if (in->virt == AWFS_VIRT_DIR) {
-		st->st_mode = AWFS_MASK_DIR_MODE;
-		st->st_nlink = 2;
-	} else {
-		size_t len;
-
-		free(virt_text(in, &len));
-		st->st_mode = AWFS_MASK_FILE_MODE;
-		st->st_nlink = 1;
-		st->st_size = (off_t)len;
-	}
+	return inode_get(ino)->kind == AWFS_INODE_HOST;
 }
 
 static int node_attr(struct awfs_inode *in, struct stat *st)
 {
 	int err, fd;
 
-	if (in->virt) {
-		virt_attr(in, st);
+	if (in->kind == AWFS_INODE_INFO) {
+		info_attr(in, st);
 		return 0;
 	}
-	if (!in->host) {
-		synth_attr(in, st);
+	if (in->kind == AWFS_INODE_MASK) {
+		mask_attr(in, st);
 		return 0;
 	}
 	err = inode_fd(in, &fd);
@@ -403,13 +303,13 @@ static double state_timeout(const struct awfs_state *st, const struct awfs_inode
 }
 
 /*
- * How long the kernel may keep @in's attributes: virtual text changes any
+ * How long the kernel may keep @in's attributes: the information text changes any
  * time; a directory's are watched with the directory, a file's in the one
  * it was found in.
  */
 static double attr_timeout(const struct awfs_inode *in)
 {
-	return in->virt ? 0.0 : state_timeout(in->state, in->type == S_IFDIR ? in : in->parent);
+	return in->kind == AWFS_INODE_INFO ? 0.0 : state_timeout(in->state, in->type == S_IFDIR ? in : in->parent);
 }
 
 /*
@@ -433,7 +333,7 @@ static void fill_entry(struct fuse_entry_param *e, struct awfs_inode *in, const 
 	e->ino = inode_nodeid(in);
 	e->attr = *st;
 	e->attr_timeout = attr_ttl(in, st);
-	e->entry_timeout = in->virt ? cfg->timeout_own : state_timeout(in->state, dir);
+	e->entry_timeout = in->kind == AWFS_INODE_INFO ? cfg->timeout_own : state_timeout(in->state, dir);
 }
 
 /* A top-level entry that exists on the host and no rule names: log it once. */
@@ -445,19 +345,14 @@ static void note_if_unclassified(const struct awfs_inode *dir, const char *name,
 }
 
 /* Look up in the information directory (or the directory itself at the root). */
-static int virt_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry_param *e)
+static int info_entry(struct awfs_inode *dir, const char *name, struct fuse_entry_param *e)
 {
-	struct awfs_inode *in = NULL;
+	struct awfs_inode *in = info_lookup(dir, name);
 	struct stat sb;
 
-	if (dir->virt == AWFS_VIRT_DIR)
-		in = strcmp(name, "README") == 0 ? &virt_readme :
-		     strcmp(name, "denials") == 0 ? &virt_denials : NULL;
-	else if (is_info_name(dir, name))
-		in = &virt_dir;
 	if (!in)
 		return ENOENT;
-	virt_attr(in, &sb);
+	info_attr(in, &sb);
 	fill_entry(e, in, &sb, dir);
 	return 0;
 }
@@ -468,15 +363,21 @@ static int virt_lookup(struct awfs_inode *dir, const char *name, struct fuse_ent
  * ioctl), "SECRET" would match no rule and still open "secret": such a
  * directory is refused whole (EACCES) and logged once per lookup of it.
  */
+enum awfs_folds {
+	AWFS_FOLDS_UNKNOWN = 0,	/* not asked yet (or the host could not tell) */
+	AWFS_FOLDS_NOT,		/* names are matched byte for byte */
+	AWFS_FOLDS,		/* the host folds case: refused */
+};
+
 static int refuse_folding(struct awfs_inode *in, const char *name)
 {
 	const char *what = "?";
 	char esc[3 * NAME_MAX + 8];
 	int fd, err, folds;
 
-	if (in->folds == 1)
+	if (in->folds == AWFS_FOLDS_NOT)
 		return 0;
-	if (in->folds == 2) {
+	if (in->folds == AWFS_FOLDS) {
 		inode_put(in, 1);	/* refused before: the first refusal keeps it */
 		return EACCES;
 	}
@@ -489,11 +390,11 @@ static int refuse_folding(struct awfs_inode *in, const char *name)
 		return err ? err : EIO;
 	}
 	if (!folds) {
-		in->folds = 1;
+		in->folds = AWFS_FOLDS_NOT;
 		return 0;
 	}
 	/* logged once: the inode is kept (this lookup's reference) to remember it */
-	in->folds = 2;
+	in->folds = AWFS_FOLDS;
 	log_escape(name, strlen(name), esc, sizeof(esc));
 	log_msg(AWFS_LOG_WARN, "refusing directory \"%s\": it matches names case-insensitively on the host (%s), so a name in another case could slip past the rules",
 		esc, what);
@@ -512,8 +413,8 @@ static int do_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry
 	struct stat sb;
 	int fd, dfd, err;
 
-	if (dir->virt || is_info_name(dir, name))
-		return virt_lookup(dir, name, e);
+	if (dir->kind == AWFS_INODE_INFO || info_is_name(dir, name))
+		return info_entry(dir, name, e);
 	if (is_masked(dir) || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 		return ENOENT;
 	err = inode_fd(dir, &dfd);
@@ -538,8 +439,8 @@ static int do_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry
 			return err;	/* a glob mask shows only what exists */
 		if (!err)
 			note_if_unclassified(dir, name, st);
-		in = inode_take_synth(dir, name, type, st);
-		synth_attr(in, &sb);
+		in = inode_take_mask(dir, name, type, st);
+		mask_attr(in, &sb);
 		fill_entry(e, in, &sb, dir);
 		return 0;
 	}
@@ -624,7 +525,7 @@ static void drop_setid(fuse_req_t req, struct awfs_inode *in, int fh)
 {
 	int fd = -1;
 
-	if (in->type != S_IFREG || !in->host)
+	if (in->type != S_IFREG || in->kind != AWFS_INODE_HOST)
 		return;
 	if (fh >= 0 || inode_fd(in, &fd) == 0)	/* (on a worker, always a handle) */
 		host_kill_suid(fd, fh, fuse_req_ctx(req)->uid);
@@ -638,7 +539,7 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	struct stat st;
 	int err, fd = -1;
 
-	err = check_node(req, setattr_op(to_set), in);
+	err = check_object(req, setattr_op(to_set), in);
 	if (!err)
 		err = inode_fd(in, &fd);	/* EBADF: not a host inode */
 	if (err)
@@ -695,7 +596,7 @@ static void ll_readlink(fuse_req_t req, fuse_ino_t ino)
 	size_t len;
 	int err, fd;
 
-	if (!in->host) {
+	if (in->kind != AWFS_INODE_HOST) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
@@ -730,14 +631,11 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		      dev_t rdev, const char *link, const char *op)
 {
 	struct awfs_inode *dir = inode_get(parent);
-	const struct awfs_state *st = NULL;
-	int dfd, err = check_entry(req, op, dir, name, &st);
+	const struct awfs_entry_pos e = entry_pos(dir, name);
+	const struct awfs_decision d = link ? decide_symlink(&e) : decide_entry(&e);
+	const struct awfs_other_end at = { NULL, dir, name };
+	int dfd, err = d.how ? refuse(req, op, &d, &at, false) : inode_fd(dir, &dfd);
 
-	/* a symlink where a stricter rule is anchored below would redirect it */
-	if (!err && link)
-		err = check_anchor(req, op, dir, name, NULL, NULL, st);
-	if (!err)
-		err = inode_fd(dir, &dfd);
 	if (err) {
 		reply_err(req, err);
 		return;
@@ -772,16 +670,12 @@ static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const char *name)
 {
 	struct awfs_inode *in = inode_get(ino), *dir = inode_get(parent);
-	struct awfs_other_end to = { "to", dir, name }, src = { NULL, in, NULL };
-	const struct awfs_state *st = NULL;
-	int fd, dfd, err = check_node2(req, "link", in, &to);
+	const struct awfs_object_pos o = object_pos(in);
+	const struct awfs_entry_pos e = entry_pos(dir, name);
+	const struct awfs_decision d = decide_link(&o, &e);
+	const struct awfs_other_end at[2] = { { NULL, in, NULL }, { "to", dir, name } };
+	int fd, dfd, err = d.how ? refuse(req, "link", &d, at, true) : inode_fd(in, &fd);
 
-	if (!err)
-		err = check_entry2(req, "link", dir, name, &st, &src, &to);
-	if (!err)
-		err = check_anchor(req, "link", dir, name, &src, &to, st);
-	if (!err)
-		err = inode_fd(in, &fd);
 	if (!err)
 		err = inode_fd(dir, &dfd);
 	if (!err)
@@ -839,21 +733,13 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		      const char *newname, unsigned int flags)
 {
 	struct awfs_inode *dir = inode_get(parent), *ndir = inode_get(newparent);
-	const struct awfs_state *sst = NULL, *dst = NULL;
 	const char *op = (flags & RENAME_EXCHANGE) ? "rename(exchange)" : "rename";
+	const struct awfs_entry_pos from = entry_pos(dir, name), to = entry_pos(ndir, newname);
+	const struct awfs_decision d = decide_rename(&from, &to);
 	/* messages always read "rename SOURCE to DESTINATION", whichever end refused */
-	struct awfs_other_end to = { "to", ndir, newname }, src = { NULL, dir, name };
-	int dfd, ndfd, err;
+	const struct awfs_other_end at[2] = { { NULL, dir, name }, { "to", ndir, newname } };
+	int dfd, ndfd, err = d.how ? refuse(req, op, &d, at, true) : inode_fd(dir, &dfd);
 
-	err = check_entry2(req, op, dir, name, &sst, &src, &to);
-	if (!err)
-		err = check_entry2(req, op, ndir, newname, &dst, &src, &to);
-	if (!err)
-		err = check_anchor(req, op, dir, name, &src, &to, sst);
-	if (!err)
-		err = check_anchor(req, op, ndir, newname, &src, &to, dst);
-	if (!err)
-		err = inode_fd(dir, &dfd);
 	if (!err)
 		err = inode_fd(ndir, &ndfd);
 	if (!err)
@@ -861,19 +747,14 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	if (!err) {
 		/* the kernel keeps its inodes: a directory takes the state of where
 		 * it is now, a file is found there by the trimmer */
-		moved_to(dir, name, ndir, newname, sst, dst);
+		moved_to(dir, name, ndir, newname, from.st, to.st);
 		if (flags & RENAME_EXCHANGE)
-			moved_to(ndir, newname, dir, name, dst, sst);
+			moved_to(ndir, newname, dir, name, to.st, from.st);
 	}
 	reply_err(req, err);
 }
 
 /* ------------------------------------------------------------ files */
-
-static bool opens_for_write(int flags)
-{
-	return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
-}
 
 /*
  * An open for reading only, with no flag that changes how the fd behaves
@@ -898,20 +779,23 @@ static const char *open_op(int flags)
 static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct awfs_inode *in = inode_get(ino);
+	const struct awfs_object_pos o = object_pos(in);
+	const struct awfs_decision d = decide_open(fi->flags, &o);
+	const struct awfs_other_end at = { NULL, in, NULL };
 	int err = 0, fh = -1, fd = -1, dirfd = -1;
 
-	if (opens_for_write(fi->flags))
-		err = check_node(req, open_op(fi->flags), in);
-	if (!err && in->host && !inode_may_open())
+	if (d.how)
+		err = refuse(req, open_op(fi->flags), &d, &at, false);
+	if (!err && in->kind == AWFS_INODE_HOST && !inode_may_open())
 		err = EMFILE;	/* past the limit: open files fail, lookups do not */
-	if (!err && in->host) {
+	if (!err && in->kind == AWFS_INODE_HOST) {
 		/* the directory's fd first (the name is tried there, below): the
 		 * inode's, opened next, never closes the newest ones */
 		if (in->parent && inode_fd(in->parent, &dirfd) != 0)
 			dirfd = -1;
 		err = inode_fd(in, &fd);
 	}
-	if (!err && in->host) {
+	if (!err && in->kind == AWFS_INODE_HOST) {
 		if (in->type == S_IFREG && plain_read(fi->flags) && !in->linked) {
 			/*
 			 * The inode's own fd, made readable once, serves every such
@@ -934,16 +818,12 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	if (fh >= 0 && (fi->flags & O_TRUNC))
 		drop_setid(req, in, fh);
-	if (in->virt) {
+	if (in->kind == AWFS_INODE_INFO) {
 		/* a snapshot, read directly: the text changes between opens */
-		struct virt_handle *h = util_xcalloc(1, sizeof(*h));
-
-		h->text = virt_text(in, &h->len);
-		util_list_push(&virt_open, &h->open);
-		fi->fh = (uint64_t)(uintptr_t)h;
+		fi->fh = info_open(in);
 		fi->direct_io = 1;
 		if (fuse_reply_open(req, fi) == -ENOENT)
-			virt_handle_free(h);
+			info_release(fi->fh);
 		return;
 	}
 	fi->fh = (uint64_t)(int64_t)fh;
@@ -959,16 +839,16 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 /* Would a create of @name in @dir be refused, while the host has the name (unmasked)? */
 static bool refused_but_exists(struct awfs_inode *dir, const char *name)
 {
-	const struct awfs_state *st;
+	struct awfs_entry_pos e;
 	struct stat sb;
 	int dfd;
 
-	if (dir->virt || !dir->host || is_info_name(dir, name))
+	if (dir->kind != AWFS_INODE_HOST || info_is_name(dir, name))
 		return false;
-	st = classify_child(cfg->classifier, dir->state, name);
-	if (classify_class(dir->state) == AWFS_CLASS_WRITE && classify_class(st) == AWFS_CLASS_WRITE)
+	e = entry_pos(dir, name);
+	if (!decide_entry(&e).how)
 		return false;	/* not refused: host_create() finds out */
-	return classify_class(st) != AWFS_CLASS_MASK && inode_fd(dir, &dfd) == 0 &&
+	return classify_class(e.st) != AWFS_CLASS_MASK && inode_fd(dir, &dfd) == 0 &&
 	       host_stat_at(dfd, name, &sb) == 0;
 }
 
@@ -1043,14 +923,15 @@ static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
 	struct awfs_inode *in = inode_get(ino);
 
-	if (in->virt) {
-		const struct virt_handle *h = (const struct virt_handle *)(uintptr_t)fi->fh;
-		size_t o = off < 0 ? h->len : (size_t)off < h->len ? (size_t)off : h->len;
+	if (in->kind == AWFS_INODE_INFO) {
+		size_t len;
+		const char *text = info_handle_text(fi->fh, &len);
+		size_t o = off < 0 ? len : (size_t)off < len ? (size_t)off : len;
 
-		fuse_reply_buf(req, h->text + o, size < h->len - o ? size : h->len - o);
+		fuse_reply_buf(req, text + o, size < len - o ? size : len - o);
 		return;
 	}
-	if (!in->host) {
+	if (in->kind != AWFS_INODE_HOST) {
 		fuse_reply_buf(req, NULL, 0);	/* a masked file is empty */
 		return;
 	}
@@ -1090,9 +971,9 @@ static void ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_
 	struct awfs_inode *in = inode_get(ino);
 	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in_buf));
 	ssize_t n;
-	int err = check_node(req, "write", in);
+	int err = check_object(req, "write", in);
 
-	if (!err && !in->host)
+	if (!err && in->kind != AWFS_INODE_HOST)
 		err = EBADF;
 	if (err) {
 		reply_err(req, err);
@@ -1116,9 +997,9 @@ static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 {
 	struct awfs_inode *in = inode_get(ino);
 
-	if (in->virt) {
-		virt_handle_free((struct virt_handle *)(uintptr_t)fi->fh);
-	} else if (in->host) {
+	if (in->kind == AWFS_INODE_INFO) {
+		info_release(fi->fh);
+	} else if (in->kind == AWFS_INODE_HOST) {
 		/* its own fd, closed (not the inode's, which a plain read-only
 		 * open shares: that stays open while the inode has open files) */
 		bool own = (int)fi->fh != in->cfd;
@@ -1138,7 +1019,7 @@ static void ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 static void ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
 			 struct fuse_file_info *fi)
 {
-	int err = check_node(req, "fallocate", inode_get(ino));
+	int err = check_object(req, "fallocate", inode_get(ino));
 
 	if (!err && has_host_fh(ino))
 		drop_setid(req, inode_get(ino), (int)fi->fh);
@@ -1152,11 +1033,11 @@ static void ll_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			       struct fuse_file_info *fi_out, size_t len, int flags)
 {
 	size_t copied = 0;
-	int err = check_node(req, "copy_file_range", inode_get(ino_out));
+	int err = check_object(req, "copy_file_range", inode_get(ino_out));
 
 	if (!err && !has_host_fh(ino_out))
 		err = EBADF;
-	if (!err && inode_get(ino_in)->virt)
+	if (!err && inode_get(ino_in)->kind == AWFS_INODE_INFO)
 		err = EOPNOTSUPP;	/* the caller falls back to read and write */
 	if (!err)
 		drop_setid(req, inode_get(ino_out), (int)fi_out->fh);
@@ -1176,14 +1057,16 @@ static void ll_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 	int err;
 
 	if (!has_host_fh(ino)) {
-		/* all data (virtual text), or none (a masked file): no holes inside */
+		/* all data (information text), or none (a masked file): no holes inside */
 		const struct awfs_inode *in = inode_get(ino);
-		off_t size = in->virt ? (off_t)((struct virt_handle *)(uintptr_t)fi->fh)->len : 0;
+		size_t len = 0;
 
-		if (off >= size)
+		if (in->kind == AWFS_INODE_INFO)
+			(void)info_handle_text(fi->fh, &len);
+		if (off >= (off_t)len)
 			fuse_reply_err(req, ENXIO);
 		else
-			fuse_reply_lseek(req, whence == SEEK_DATA ? off : size);
+			fuse_reply_lseek(req, whence == SEEK_DATA ? off : (off_t)len);
 		return;
 	}
 	err = host_lseek((int)fi->fh, off, whence, &res);
@@ -1217,18 +1100,20 @@ static int dir_load(struct awfs_inode *dir, struct dir_snap *d)
 	DIR *dp;
 	int err, dfd;
 
-	if (dir->virt) {
-		dir_add(d, &cap, ".", AWFS_INFO_INO + AWFS_VIRT_DIR, DT_DIR);
+	if (dir->kind == AWFS_INODE_INFO) {
+		const struct awfs_inode *f;
+
+		dir_add(d, &cap, ".", info_ino(dir), DT_DIR);
 		dir_add(d, &cap, "..", inode_root()->ino, DT_DIR);
-		dir_add(d, &cap, "README", AWFS_INFO_INO + AWFS_VIRT_README, DT_REG);
-		dir_add(d, &cap, "denials", AWFS_INFO_INO + AWFS_VIRT_DENIALS, DT_REG);
+		for (size_t i = 0; (f = info_file(i)); i++)
+			dir_add(d, &cap, f->name, info_ino(f), DT_REG);
 		return 0;
 	}
 	if (is_masked(dir)) {
 		const struct awfs_inode *p = dir->parent;
 
-		dir_add(d, &cap, ".", dir->synth_ino, DT_DIR);
-		dir_add(d, &cap, "..", !p->host ? p->synth_ino : p->ino, DT_DIR);
+		dir_add(d, &cap, ".", dir->mask_ino, DT_DIR);
+		dir_add(d, &cap, "..", p->kind != AWFS_INODE_HOST ? p->mask_ino : p->ino, DT_DIR);
 		return 0;
 	}
 	err = inode_fd(dir, &dfd);
@@ -1247,7 +1132,7 @@ static int dir_load(struct awfs_inode *dir, struct dir_snap *d)
 			dir_add(d, &cap, de->d_name, de->d_ino, DT_DIR);
 			continue;
 		}
-		if (is_info_name(dir, de->d_name))
+		if (info_is_name(dir, de->d_name))
 			continue;	/* the information directory stands in its place */
 		st = classify_child(cfg->classifier, dir->state, de->d_name);
 		note_if_unclassified(dir, de->d_name, st);
@@ -1261,7 +1146,7 @@ static int dir_load(struct awfs_inode *dir, struct dir_snap *d)
 			for (size_t i = 0; i < nfixed; i++)
 				if (strcmp(fixed[i], de->d_name) == 0)
 					seen[i] = true;
-			dir_add(d, &cap, de->d_name, inode_synth_ino(dir, de->d_name),
+			dir_add(d, &cap, de->d_name, inode_mask_ino(dir, de->d_name),
 				t == DT_DIR ? DT_DIR : DT_REG);
 		} else {
 			dir_add(d, &cap, de->d_name, de->d_ino, de->d_type);
@@ -1270,10 +1155,10 @@ static int dir_load(struct awfs_inode *dir, struct dir_snap *d)
 	err = errno;
 	closedir(dp);
 	for (size_t i = 0; i < nfixed; i++)
-		if (!seen[i] && !is_info_name(dir, fixed[i]))
-			dir_add(d, &cap, fixed[i], inode_synth_ino(dir, fixed[i]), DT_DIR);
+		if (!seen[i] && !info_is_name(dir, fixed[i]))
+			dir_add(d, &cap, fixed[i], inode_mask_ino(dir, fixed[i]), DT_DIR);
 	if (dir == inode_root() && cfg->info_dir)
-		dir_add(d, &cap, cfg->info_dir, AWFS_INFO_INO + AWFS_VIRT_DIR, DT_DIR);
+		dir_add(d, &cap, cfg->info_dir, info_ino(info_dir_node()), DT_DIR);
 	free(seen);
 	return err;
 }
@@ -1451,7 +1336,7 @@ static void ll_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 	int fd, err = 0;
 
 	(void)fi;
-	if (in->host) {
+	if (in->kind == AWFS_INODE_HOST) {
 		err = inode_open(in, O_RDONLY | O_DIRECTORY, &fd);	/* a worker's own */
 		if (!err) {
 			err = host_fsync(fd, datasync);
@@ -1465,7 +1350,7 @@ static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct awfs_inode *in = inode_get(ino);
 	struct statvfs sv;
-	int fd, err = inode_fd(in->host ? in : inode_root(), &fd);
+	int fd, err = inode_fd(in->kind == AWFS_INODE_HOST ? in : inode_root(), &fd);
 
 	if (!err)
 		err = host_statfs(fd, &sv);
@@ -1511,7 +1396,7 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 
 	if (!cfg->xattr && !(acls_on && is_acl_name(name)))
 		err = xattr_off_err();
-	else if (!in->host)
+	else if (in->kind != AWFS_INODE_HOST)
 		err = ENODATA;	/* a mask has no xattrs */
 	else if (!(err = inode_fd(in, &fd)))
 		err = host_getxattr(fd, in->type == S_IFLNK, name, buf, size, &len);
@@ -1533,7 +1418,7 @@ static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 
 	if (!cfg->xattr)
 		err = xattr_off_err();
-	else if (in->host && !(err = inode_fd(in, &fd)))
+	else if (in->kind == AWFS_INODE_HOST && !(err = inode_fd(in, &fd)))
 		err = host_listxattr(fd, in->type == S_IFLNK, buf, size, &len);
 	if (err)
 		reply_err(req, err);
@@ -1549,7 +1434,7 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 {
 	struct awfs_inode *in = inode_get(ino);
 	/* a refusal is still EROFS and logged; with xattrs off an allowed one is EOPNOTSUPP */
-	int fd, err = check_node(req, "setxattr", in);
+	int fd, err = check_object(req, "setxattr", in);
 
 	if (!err && !cfg->xattr && !(acls_on && is_acl_name(name)))
 		err = EOPNOTSUPP;
@@ -1563,7 +1448,7 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct awfs_inode *in = inode_get(ino);
-	int fd, err = check_node(req, "removexattr", in);
+	int fd, err = check_object(req, "removexattr", in);
 
 	if (!err && !cfg->xattr && !(acls_on && is_acl_name(name)))
 		err = EOPNOTSUPP;

@@ -93,7 +93,7 @@ static void append(char *out, size_t size, const char *a, const char *b)
 
 /*
  * The path under the mount as the agent sees it, raw bytes (never opened:
- * for messages only). Synthetic and virtual entries are their parent's path
+ * for messages only). Masked and information entries are their parent's path
  * plus their name; a host entry is what its pinned fd says, under the mount.
  */
 static int host_fd_path_of(const struct awfs_inode *cin, char *buf, size_t size)
@@ -120,11 +120,7 @@ static void raw_path(const struct awfs_inode *in, const char *name, char *out, s
 	size_t srclen = strlen(cfg->source);
 
 	out[0] = '\0';
-	if (in->virt) {
-		snprintf(out, size, "%s/%s", cfg->mountpoint, info_name());
-		if (in->virt != AWFS_VIRT_DIR)
-			append(out, size, "/", in->virt == AWFS_VIRT_README ? "README" : "denials");
-	} else if (!in->host) {
+	if (in->kind != AWFS_INODE_HOST) {	/* masked, or information: made up, named */
 		raw_path(in->parent, NULL, out, size);
 		append(out, size, "/", in->name);
 	} else if (host_fd_path_of(in, host, sizeof(host)) == 0 &&
@@ -225,29 +221,21 @@ static void caller_comm(pid_t pid, char *raw, size_t size)
 
 /* ------------------------------------------------------------ refusals */
 
-/* The rule that decided @r: the anchored one, the state's, or none (the information directory). */
-static const struct awfs_rule *deciding_rule(const struct awfs_refusal *r)
-{
-	if (r->how == AWFS_BLOCK_INFO)
-		return NULL;
-	return r->how == AWFS_BLOCK_ANCHOR ? classify_guard_below(r->bst) : classify_rule(r->bst);
-}
-
 /* Who decided, in a few words, escaped: the part of a line that is never cut. */
 static void decider(const struct awfs_refusal *r, char *out, size_t size)
 {
-	const struct awfs_rule *g = deciding_rule(r);
+	const struct awfs_rule *g = r->rule;
 	char path[AWFS_LOG_PATH_MAX + 1], file[AWFS_LOG_PATH_MAX + 1];
 
 	if (r->how == AWFS_BLOCK_INFO) {
 		snprintf(out, size, "awfs's information directory");
 		return;
 	}
-	if (r->how != AWFS_BLOCK_ANCHOR && classify_origin(r->bst) == AWFS_ORIGIN_ROOT) {
+	if (r->how != AWFS_BLOCK_ANCHOR && classify_origin(r->at_state) == AWFS_ORIGIN_ROOT) {
 		snprintf(out, size, "the root default (read-only)");
 		return;
 	}
-	if (r->how != AWFS_BLOCK_ANCHOR && classify_origin(r->bst) == AWFS_ORIGIN_UNCLASSIFIED) {
+	if (r->how != AWFS_BLOCK_ANCHOR && classify_origin(r->at_state) == AWFS_ORIGIN_UNCLASSIFIED) {
 		snprintf(out, size, "unclassified = \"%s\"",
 			 cfg->policy->unclassified == AWFS_UNCLASSIFIED_MASK ? "mask" : "warn");
 		return;
@@ -287,7 +275,7 @@ static void single_file_hint(const struct awfs_refusal *r, char *out, size_t siz
 	const char *rel, *self = NULL;
 
 	out[0] = '\0';
-	raw_path(r->bin, r->bname, raw, sizeof(raw));
+	raw_path(r->at, r->at_name, raw, sizeof(raw));
 	if (strncmp(raw, cfg->mountpoint, ml) != 0)
 		return;
 	for (rel = raw + ml; *rel == '/'; rel++)
@@ -326,11 +314,14 @@ static void explain_refusal(const struct awfs_refusal *r, char *why, size_t size
 	char bpath[4 * PATH_MAX], ex[4096];
 
 	switch (r->how) {
+	case AWFS_ALLOWED:	/* not a refusal: never asked */
+		why[0] = '\0';
+		break;
 	case AWFS_BLOCK_ANCHOR: {
-		const struct awfs_rule *g = classify_guard_below(r->bst);
+		const struct awfs_rule *g = r->rule;
 		char gp[3 * PATH_MAX], gf[3 * PATH_MAX];
 
-		display_path(r->bin, r->bname, bpath, sizeof(bpath));
+		display_path(r->at, r->at_name, bpath, sizeof(bpath));
 		log_escape(g->path, strlen(g->path), gp, sizeof(gp));
 		log_escape(cfg->policy->file, strlen(cfg->policy->file), gf, sizeof(gf));
 		snprintf(why, size, "%s rule \"%s\" (%s:%d) applies below %s, so nothing may be renamed or linked into or out of it, nor a symlink made there",
@@ -342,19 +333,19 @@ static void explain_refusal(const struct awfs_refusal *r, char *why, size_t size
 		break;
 	case AWFS_BLOCK_SELF:
 	case AWFS_BLOCK_ENTRY:
-		explain_state(r->bst, ex, sizeof(ex));
-		if (r->bin == r->in && r->bname == r->name) {
+		explain_state(r->at_state, ex, sizeof(ex));
+		if (r->at == r->in && r->at_name == r->name) {
 			snprintf(why, size, "it is %s", ex);
 		} else {
-			display_path(r->bin, r->bname, bpath, sizeof(bpath));
+			display_path(r->at, r->at_name, bpath, sizeof(bpath));
 			snprintf(why, size, "%s is %s", bpath, ex);
 		}
 		break;
 	case AWFS_BLOCK_PARENT: {
 		char hint[4096];
 
-		explain_state(r->bst, ex, sizeof(ex));
-		display_path(r->bin, r->bname, bpath, sizeof(bpath));
+		explain_state(r->at_state, ex, sizeof(ex));
+		display_path(r->at, r->at_name, bpath, sizeof(bpath));
 		single_file_hint(r, hint, sizeof(hint));
 		snprintf(why, size, "its directory %s is %s%s", bpath, ex, hint);
 		break;
@@ -368,7 +359,7 @@ static const char *origin_word(const struct awfs_refusal *r)
 		return "info directory";
 	if (r->how == AWFS_BLOCK_ANCHOR)
 		return "anchored rule";
-	switch (classify_origin(r->bst)) {
+	switch (classify_origin(r->at_state)) {
 	case AWFS_ORIGIN_RULE:
 		return "rule";
 	case AWFS_ORIGIN_ROOT:
@@ -403,7 +394,7 @@ int verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 		/* counted under the protected area that refused, not the subject */
 		char bpath[2 * PATH_MAX];
 
-		raw_path(r->bin, r->bname, bpath, sizeof(bpath));
+		raw_path(r->at, r->at_name, bpath, sizeof(bpath));
 		path_key(bpath, key, sizeof(key));
 	}
 	d.expected = refusal_expected(r, path);
@@ -461,10 +452,10 @@ int verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 	d.comm = comm;
 	d.uid = ctx->uid;
 	d.gid = ctx->gid;
-	d.rule = deciding_rule(r);
+	d.rule = r->rule;
 	d.cls = r->how == AWFS_BLOCK_INFO ? "read-only" :
 		r->how == AWFS_BLOCK_ANCHOR ? policy_class_word(d.rule->cls) :
-		policy_class_word(classify_class(r->bst));
+		policy_class_word(classify_class(r->at_state));
 	d.origin = origin_word(r);
 	d.why = why;
 	d.err = EROFS;

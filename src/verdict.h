@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "classify.h"
+#include "decide.h"
 #include "inode.h"
 #include "ops.h"
 
@@ -29,23 +30,17 @@ struct awfs_other_end {
 	const char *name;
 };
 
-enum awfs_blocker {
-	AWFS_BLOCK_SELF,	/* the object itself is not writable */
-	AWFS_BLOCK_PARENT,	/* the directory holding the entry is not writable */
-	AWFS_BLOCK_ENTRY,	/* the entry's own path is not writable */
-	AWFS_BLOCK_ANCHOR,	/* a stricter rule applies below the path */
-	AWFS_BLOCK_INFO,	/* awfs's own information directory */
-};
-
+/* A refusal: what decide.h said, and the inodes and names it was about. */
 struct awfs_refusal {
 	const char *op;
 	const struct awfs_inode *in;	/* what was operated on: in, or name in in */
 	const char *name;
 	const struct awfs_other_end *other;
 	enum awfs_blocker how;
-	const struct awfs_inode *bin;	/* what refused it: bin, or bname in bin */
-	const char *bname;
-	const struct awfs_state *bst;	/* its state (unused for AWFS_BLOCK_INFO) */
+	const struct awfs_rule *rule;	/* the rule that decided (awfs_decision.rule) */
+	const struct awfs_inode *at;	/* where it was refused: at, or at_name in at */
+	const char *at_name;
+	const struct awfs_state *at_state;	/* its state (NULL for AWFS_BLOCK_INFO) */
 };
 
 /* Set up from the mount's configuration (kept, must outlive the session). */

@@ -156,7 +156,7 @@ bool watch_dir(struct awfs_inode *dir)
 
 	if (wd != 0)
 		return wd > 0;	/* watched, or tried before (WD_NONE) */
-	if (w.ifd < 0 || !dir->host || inode_fd(dir, &fd) != 0)
+	if (w.ifd < 0 || dir->kind != AWFS_INODE_HOST || inode_fd(dir, &fd) != 0)
 		return false;
 	__atomic_store_n(&dir->wd, WD_NONE, __ATOMIC_RELEASE);	/* unless watched below */
 	if (!local_fs(fd))

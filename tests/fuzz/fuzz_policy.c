@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				for (size_t k = 0; k < 3 && paths[i][k]; k++)
 					s = classify_child(c, s, paths[i][k]);
 				(void)classify_class(s);
-				(void)classify_guard_below(s);
+				(void)classify_anchored(s);
 			}
 			classify_free(c);
 			policy_free(p);

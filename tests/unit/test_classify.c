@@ -350,7 +350,7 @@ static void test_interning(void **state)
 	unload(&f);
 }
 
-static void test_guard_below(void **state)
+static void test_anchored(void **state)
 {
 	static const char text[] =
 		"version = 1;\n"
@@ -361,18 +361,18 @@ static void test_guard_below(void **state)
 	const struct awfs_rule *r;
 
 	(void)state;
-	r = classify_guard_below(walk(f.c, "cache-memory"));
+	r = classify_anchored(walk(f.c, "cache-memory"));
 	assert_non_null(r);
 	assert_string_equal(r->path, "cache-memory*/.git");
-	assert_non_null(classify_guard_below(walk(f.c, "cache-memory-x")));
-	assert_non_null(classify_guard_below(classify_root(f.c)));
-	assert_null(classify_guard_below(walk(f.c, "agent")));
-	assert_null(classify_guard_below(walk(f.c, "cache-memory/.git")));
-	assert_null(classify_guard_below(walk(f.c, "cache-memory/notes")));
-	assert_null(classify_guard_below(walk(f.c, "mcp-logs")));
+	assert_non_null(classify_anchored(walk(f.c, "cache-memory-x")));
+	assert_non_null(classify_anchored(classify_root(f.c)));
+	assert_null(classify_anchored(walk(f.c, "agent")));
+	assert_null(classify_anchored(walk(f.c, "cache-memory/.git")));
+	assert_null(classify_anchored(walk(f.c, "cache-memory/notes")));
+	assert_null(classify_anchored(walk(f.c, "mcp-logs")));
 
-	assert_null(classify_guard_below(walk(g.c, "w")));	/* only writable rules below */
-	r = classify_guard_below(walk(g.c, "w2"));
+	assert_null(classify_anchored(walk(g.c, "w")));	/* only writable rules below */
+	r = classify_anchored(walk(g.c, "w2"));
 	assert_non_null(r);
 	assert_string_equal(r->path, "w2/secret");
 	unload(&f);
@@ -506,7 +506,7 @@ int main(void)
 		cmocka_unit_test(test_unclassified),
 		cmocka_unit_test(test_dot_rule),
 		cmocka_unit_test(test_interning),
-		cmocka_unit_test(test_guard_below),
+		cmocka_unit_test(test_anchored),
 		cmocka_unit_test(test_fixed_masks),
 		cmocka_unit_test(test_large_policy),
 	};

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * decide.h - the enforcement rule: which change needs which class, where.
+ *
+ * Pure: classified positions in, a decision out. No inode, no request, no
+ * I/O, so tests/unit/test_decide.c walks the whole matrix below without
+ * root or /dev/fuse. ops.c classifies, asks here, then refuses (verdict.c
+ * turns the decision into the log line, the audit record and the
+ * .awfs/denials entry, always EROFS) or calls the host.
+ *
+ * The matrix, as invariants (the first check that fails decides, in the
+ * order written, so a message names the first position that refused):
+ *  - a namespace change (create, mkdir, mknod, unlink, rmdir) needs the
+ *    directory AND the entry to be writable: an allow_write path's parent
+ *    stays read-only, so an agent can write inside cache-memory but cannot
+ *    remove or replace cache-memory itself; and nothing is created at the
+ *    position of a read-only or masked rule inside a writable tree (an
+ *    absent rw/.git stays absent: no .git file redirecting to a gitdir);
+ *  - a symlink is a namespace change that is also refused where a stricter
+ *    rule is anchored (see below): it would redirect the rule's paths;
+ *  - a change to an object (open for writing or with O_TRUNC, write,
+ *    setattr, xattrs, fallocate, copy_file_range into it) needs the object
+ *    to be writable; an open for reading only is never refused here;
+ *  - link() needs the object writable, then the new entry as a namespace
+ *    change, then no rule anchored at the new entry;
+ *  - rename() (and RENAME_EXCHANGE) needs the source entry, then the target
+ *    entry, as namespace changes, then no rule anchored at the source, then
+ *    none at the target;
+ *  - anchored: a read-only or masked rule that still matches below a
+ *    position (a read-only .git inside a writable memory) anchors it: a
+ *    directory moved in or out would carry the rule's paths out from under
+ *    it, or plant what the agent wrote under it. Decided by positions only,
+ *    never by what a name holds now, so no race can swap one in;
+ *  - awfs's information directory and everything in it refuse every change,
+ *    before any class is looked at;
+ *  - only a writable class passes: read-only and masked refuse alike.
+ * Reading is never decided here: a mask is served empty by ops.c, which
+ * never looks below it on the host.
+ */
+#ifndef AWFS_DECIDE_H
+#define AWFS_DECIDE_H
+
+#include <stdbool.h>
+
+#include "classify.h"
+
+/* Where a name is created, removed or replaced: a directory and a name in it. */
+struct awfs_entry_pos {
+	const struct awfs_state *dir;	/* the directory's state */
+	const struct awfs_state *st;	/* the entry's: classify_child(dir, name);
+					   NULL with info */
+	bool info;			/* the directory is, or the name names, awfs's
+					   information directory */
+};
+
+/* An object changed in place. */
+struct awfs_object_pos {
+	const struct awfs_state *st;
+	bool info;			/* a node of the information directory */
+};
+
+enum awfs_blocker {
+	AWFS_ALLOWED = 0,
+	AWFS_BLOCK_SELF,	/* the object itself is not writable */
+	AWFS_BLOCK_PARENT,	/* the directory holding the entry is not writable */
+	AWFS_BLOCK_ENTRY,	/* the entry's own path is not writable */
+	AWFS_BLOCK_ANCHOR,	/* a stricter rule is anchored at the entry */
+	AWFS_BLOCK_INFO,	/* awfs's own information directory */
+};
+
+struct awfs_decision {
+	enum awfs_blocker how;		/* AWFS_ALLOWED, or what refused */
+	unsigned end;			/* which position refused: 0 the first asked about
+					   (the object of a link, the source of a rename),
+					   1 the second (the new entry, the target) */
+	const struct awfs_state *st;	/* the state that refused: the directory's for
+					   AWFS_BLOCK_PARENT, else the position's (NULL
+					   for AWFS_BLOCK_INFO) */
+	const struct awfs_rule *rule;	/* the rule that decided: the anchored one, the
+					   state's, or NULL (the root default, an
+					   unclassified entry, the information directory) */
+};
+
+/* create, mkdir, mknod, unlink, rmdir */
+struct awfs_decision decide_entry(const struct awfs_entry_pos *e);
+/* symlink */
+struct awfs_decision decide_symlink(const struct awfs_entry_pos *e);
+/* write, setattr, setxattr, removexattr, fallocate, copy_file_range (into) */
+struct awfs_decision decide_object(const struct awfs_object_pos *o);
+/* open with @flags (open(2)'s): a change when for writing or with O_TRUNC */
+struct awfs_decision decide_open(int flags, const struct awfs_object_pos *o);
+/* link @o as the new entry @e */
+struct awfs_decision decide_link(const struct awfs_object_pos *o, const struct awfs_entry_pos *e);
+/* rename (or exchange) the entry @from and the entry @to */
+struct awfs_decision decide_rename(const struct awfs_entry_pos *from, const struct awfs_entry_pos *to);
+
+#endif
