@@ -94,7 +94,11 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Requests that may wait on the disk: served off the listener. */
+/*
+ * Requests that may wait on the disk: served off the listener. A handler
+ * moved here must keep inode.h's thread contract: no listener-only field
+ * (cfd through inode_fd(), readable, listings, opens), its own fd instead.
+ */
 static int is_slow(const struct fuse_buf *buf)
 {
 	const struct fuse_in_header *in = buf->mem;
