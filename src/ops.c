@@ -357,18 +357,19 @@ static int info_entry(struct awfs_inode *dir, const char *name, struct fuse_entr
 	return 0;
 }
 
-/*
- * Rules match names byte for byte. In a directory that folds case on the
- * host (ext4/f2fs casefold, set by the host; the agent cannot, awfs passes no
- * ioctl), "SECRET" would match no rule and still open "secret": such a
- * directory is refused whole (EACCES) and logged once per lookup of it.
- */
+/* Whether a directory folds case on the host (an inode's folds). */
 enum awfs_folds {
 	AWFS_FOLDS_UNKNOWN = 0,	/* not asked yet (or the host could not tell) */
 	AWFS_FOLDS_NOT,		/* names are matched byte for byte */
 	AWFS_FOLDS,		/* the host folds case: refused */
 };
 
+/*
+ * Rules match names byte for byte. In a directory that folds case on the
+ * host (ext4/f2fs casefold, set by the host; the agent cannot, awfs passes no
+ * ioctl), "SECRET" would match no rule and still open "secret": such a
+ * directory is refused whole (EACCES) and logged once per lookup of it.
+ */
 static int refuse_folding(struct awfs_inode *in, const char *name)
 {
 	const char *what = "?";
