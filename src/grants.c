@@ -8,8 +8,9 @@
  * newlines outside parentheses and quotes. Entries, the whole string and an
  * argument may each be wrapped in quotes. Inside parentheses a quote is plain
  * text, so an apostrophe in a Bash argument (Bash(echo it's)) is fine; the
- * price is that a quoted ")" there (Bash(echo ")")) closes the argument. The string comes from a workflow file and will be fuzzed: it is
- * scanned iteratively (no recursion on its depth), every buffer is sized from
+ * price is that a quoted ")" there (Bash(echo ")")) closes the argument.
+ * The string comes from a workflow file and will be fuzzed: it is scanned
+ * iteratively (no recursion on its depth), every buffer is sized from
  * the input, and parsing is linear in its length (quotes are unwrapped at
  * most MAX_UNWRAP levels deep, each level one more scan).
  *

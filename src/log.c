@@ -20,7 +20,7 @@ enum sink { SINK_STDERR, SINK_SYSLOG, SINK_FILE };
 
 static enum sink sink = SINK_STDERR;
 static int sink_fd = 2;
-static enum awfs_log_level max_level = AWFS_LOG_INFO;
+static const enum awfs_log_level max_level = AWFS_LOG_INFO;	/* debug lines are not written */
 
 void ratelimit_init(struct awfs_ratelimit *rl, double rate, double burst)
 {
@@ -222,11 +222,6 @@ int log_open(const char *dest, char *why, size_t len)
 		sink_fd = fd;
 	}
 	return 0;
-}
-
-void log_set_level(enum awfs_log_level level)
-{
-	max_level = level;
 }
 
 double log_now(void)

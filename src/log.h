@@ -123,8 +123,6 @@ char *log_escape_text(const char *in, size_t len, char *out, size_t outsz);
  * reason in @why.
  */
 int log_open(const char *dest, char *why, size_t len);
-/* Raise or lower the level written (default AWFS_LOG_INFO). */
-void log_set_level(enum awfs_log_level level);
 /* Write one formatted line (the format's arguments must already be escaped). */
 void log_msg(enum awfs_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Close the log. */

@@ -506,12 +506,6 @@ bool verdict_note_unclassified(const char *name)
 	return fresh;
 }
 
-char *const *verdict_unclassified(size_t *n)
-{
-	*n = uncl_n;
-	return uncl_names;
-}
-
 uint64_t verdict_denials(void)
 {
 	return atomic_load(&denials);
