@@ -71,11 +71,8 @@ static void check_targets(const struct awfs_policy *p, int root_fd, const char *
 	for (size_t i = 0; i < p->nrules; i++) {
 		const struct awfs_rule *r = &p->rules[i];
 		int cur = root_fd, err = 0;
-		bool literal = r->ncomps > 0;
 
-		for (size_t k = 0; k < r->ncomps; k++)
-			literal = literal && r->literal[k];
-		if (r->cls != AWFS_CLASS_WRITE || !literal)
+		if (r->cls != AWFS_CLASS_WRITE || !r->ncomps || !policy_rule_is_literal(r))
 			continue;
 		for (size_t k = 0; k < r->ncomps && !err; k++) {
 			struct stat st;

@@ -84,6 +84,14 @@ bool policy_is_glob(const char *pat)
 	return strpbrk(pat, "*?[\\") != NULL;
 }
 
+bool policy_rule_is_literal(const struct awfs_rule *r)
+{
+	for (size_t i = 0; i < r->ncomps; i++)
+		if (!r->literal[i])
+			return false;
+	return true;
+}
+
 static void rule_free(struct awfs_rule *r)
 {
 	free(r->path);
@@ -337,13 +345,10 @@ static int parse_rule(struct loader *ld, const config_setting_t *g, enum awfs_cl
 		bad = -1;
 	}
 	if (r->create && r->path) {
-		for (size_t i = 0; i < r->ncomps; i++) {
-			if (!r->literal[i]) {
-				msgs_add(ld->errs, "%s:%d: create on the pattern \"%s\". Expected create only on a literal path (awfs cannot create a glob). Example: %s",
-					 ld->file, line, path, class_examples[AWFS_CLASS_WRITE]);
-				bad = -1;
-				break;
-			}
+		if (!policy_rule_is_literal(r)) {
+			msgs_add(ld->errs, "%s:%d: create on the pattern \"%s\". Expected create only on a literal path (awfs cannot create a glob). Example: %s",
+				 ld->file, line, path, class_examples[AWFS_CLASS_WRITE]);
+			bad = -1;
 		}
 		if (r->ncomps == 0) {
 			msgs_add(ld->errs, "%s:%d: create on the root \".\". Expected create only below the root, which always exists. Example: %s",

@@ -65,6 +65,13 @@ const char *policy_class_key(enum awfs_class cls);
 /* A short human word for a class: "masked", "writable", "read-only". */
 const char *policy_class_word(enum awfs_class cls);
 
+/*
+ * Whether rule @r names exactly one path: no component is a glob. The root
+ * rule "." is literal (it names the root); a literal rule is a target to
+ * walk or create only below the root (ncomps > 0).
+ */
+bool policy_rule_is_literal(const struct awfs_rule *r);
+
 /* The known runtime names as one comma-separated list, for messages. */
 const char *policy_runtime_list(void);
 /* Whether @name is a known runtime name. */

@@ -251,12 +251,9 @@ static int expand(struct probe *pr, const struct awfs_rule *r, size_t depth, con
 static int probe_rule(struct probe *pr, const struct awfs_rule *r, probe_fn fn)
 {
 	size_t found = 0;
-	bool literal = true;
 	int ret;
 
-	for (size_t i = 0; i < r->ncomps; i++)
-		literal = literal && r->literal[i];
-	if (literal) {
+	if (policy_rule_is_literal(r)) {
 		/* the path itself, whether or not it exists: @fn says what that means */
 		char *path = join(pr->mnt, r->path);
 
