@@ -90,17 +90,10 @@ static bool takes(const char *cmd, int opt)
 
 static struct awfs_policy *load(const char *cmd, const struct args *a)
 {
-	struct awfs_msgs errs = { 0 };
-	struct awfs_policy *p = policy_load(a->policy, a->runtime, &errs);
+	char who[64];
 
-	if (!p) {
-		for (size_t i = 0; i < errs.n; i++)
-			fprintf(stderr, "%s\n", errs.v[i]);
-		fprintf(stderr, "awfsctl %s: %zu error%s in the policy\n", cmd, errs.n,
-			errs.n == 1 ? "" : "s");
-	}
-	msgs_clear(&errs);
-	return p;
+	snprintf(who, sizeof(who), "awfsctl %s", cmd);
+	return policy_load_or_report(a->policy, a->runtime, stderr, who, "");
 }
 
 static int cmd_show(const struct args *a)

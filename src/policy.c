@@ -758,3 +758,19 @@ struct awfs_policy *policy_load(const char *file, const char *runtime, struct aw
 	free(text);
 	return p;
 }
+
+struct awfs_policy *policy_load_or_report(const char *file, const char *runtime, FILE *err,
+					  const char *who, const char *after)
+{
+	struct awfs_msgs errs = { 0 };
+	struct awfs_policy *p = policy_load(file, runtime, &errs);
+
+	if (!p) {
+		for (size_t i = 0; i < errs.n; i++)
+			fprintf(err, "%s\n", errs.v[i]);
+		fprintf(err, "%s: %zu error%s in the policy%s\n", who, errs.n, errs.n == 1 ? "" : "s",
+			after);
+	}
+	msgs_clear(&errs);
+	return p;
+}

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "util.h"
 
@@ -83,6 +84,13 @@ bool policy_runtime_known(const char *name);
  * Returns NULL with every problem appended to @errs.
  */
 struct awfs_policy *policy_load(const char *file, const char *runtime, struct awfs_msgs *errs);
+
+/*
+ * policy_load(), for a command: on failure every problem is printed to
+ * @err, then "@who: N errors in the policy@after", and NULL returned.
+ */
+struct awfs_policy *policy_load_or_report(const char *file, const char *runtime, FILE *err,
+					  const char *who, const char *after);
 
 /* Parse policy text already in memory; @name is used in messages. */
 struct awfs_policy *policy_parse(const char *text, const char *name, const char *runtime,

@@ -363,20 +363,14 @@ static int probe_writable(struct probe *pr, const struct awfs_rule *r, const cha
 
 int verify_run(const struct awfs_verify_opts *o, FILE *out, FILE *err)
 {
-	struct awfs_msgs errs = { 0 };
 	struct probe pr = { .out = out, .err = err };
 	struct awfs_policy *p;
 	char mnt[PATH_MAX];
 	int ret = 0;
 
-	p = policy_load(o->policy, o->runtime, &errs);
-	if (!p) {
-		for (size_t i = 0; i < errs.n; i++)
-			fprintf(err, "%s\n", errs.v[i]);
-		fprintf(err, "awfsctl verify: %zu error%s in the policy\n", errs.n, errs.n == 1 ? "" : "s");
-		msgs_clear(&errs);
+	p = policy_load_or_report(o->policy, o->runtime, err, "awfsctl verify", "");
+	if (!p)
 		return 2;
-	}
 	if (check_mount(&pr, o->mountinfo, o->mountpoint)) {
 		policy_free(p);
 		return 1;
