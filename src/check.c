@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "classify.h"
+#include "explain.h"
 #include "grants.h"
 #include "host.h"
 #include "log.h"
@@ -166,19 +167,19 @@ char **check_unclassified_names(struct awfs_classifier *c, int root_fd, const ch
 static void check_unclassified(struct awfs_classifier *c, int root_fd, const char *source,
 			       const struct awfs_policy *p, bool strict, struct lines *l)
 {
-	char a[3 * NAME_MAX + 8], b[3 * PATH_MAX];
+	char a[3 * NAME_MAX + 8], b[3 * PATH_MAX], why[1024];
 	size_t n;
 	char **names = check_unclassified_names(c, root_fd, NULL, &n);
 
 	for (size_t i = 0; i < n; i++) {
-		if (strcmp(names[i], ".awfs") == 0)
+		if (strcmp(names[i], ".awfs") == 0) {
 			add(l, 2, "%s/.awfs is hidden behind awfs's information directory (unless awfs runs with --info-dir or --no-info-dir)",
 			    esc(source, b, sizeof(b)));
-		else
-			add(l, strict ? 0 : 1, "unclassified top-level entry %s/%s: named by no rule, it would be served %s (unclassified = \"%s\"); add it to mask, allow_write or read_only",
-			    esc(source, b, sizeof(b)), esc(names[i], a, sizeof(a)),
-			    p->unclassified == AWFS_UNCLASSIFIED_MASK ? "empty" : "read-only",
-			    p->unclassified == AWFS_UNCLASSIFIED_MASK ? "mask" : "warn");
+		} else {
+			explain_decision(p, classify_child(c, classify_root(c), names[i]), why, sizeof(why));
+			add(l, strict ? 0 : 1, "unclassified top-level entry %s/%s: it would be %s; add it to mask, allow_write or read_only",
+			    esc(source, b, sizeof(b)), esc(names[i], a, sizeof(a)), why);
+		}
 		free(names[i]);
 	}
 	free(names);
