@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "check.h"
 #include "classify.h"
 #include "host.h"
 #include "info.h"
@@ -309,38 +310,6 @@ static void options_free(struct options *o)
 		free(o->positional[i]);
 }
 
-/* Walk a literal rule path below the root without following symlinks. */
-static int check_target(int root_fd, const struct awfs_rule *r, struct stat *st)
-{
-	int cur = root_fd, err = 0;
-
-	for (size_t i = 0; i < r->ncomps; i++) {
-		int next;
-
-		err = host_lookup(cur, r->comps[i], &next, st);
-		if (cur != root_fd)
-			close(cur);
-		if (err)
-			return err;
-		if (i + 1 < r->ncomps && !S_ISDIR(st->st_mode)) {
-			close(next);
-			return ENOTDIR;
-		}
-		cur = next;
-	}
-	if (cur != root_fd)
-		close(cur);
-	return 0;
-}
-
-static bool rule_is_literal(const struct awfs_rule *r)
-{
-	for (size_t i = 0; i < r->ncomps; i++)
-		if (!r->literal[i])
-			return false;
-	return r->ncomps > 0;
-}
-
 /*
  * Every literal allow_write target must exist or carry create. All are
  * checked before any is created, so a refused mount leaves nothing behind.
@@ -358,7 +327,7 @@ static int prepare_targets(struct awfs_policy *p, int root_fd, const struct stat
 			struct stat st;
 			int err;
 
-			if (r->cls != AWFS_CLASS_WRITE || !rule_is_literal(r))
+			if (!check_is_target(r))
 				continue;
 			err = check_target(root_fd, r, &st);
 			if (pass == 1)
@@ -373,26 +342,16 @@ static int prepare_targets(struct awfs_policy *p, int root_fd, const struct stat
 						r->create_file ? "file" : "directory", source, r->path,
 						p->file, r->line);
 			}
-			if (err == ENOENT) {
-				fprintf(stderr, "awfs: allow_write path \"%s\" (%s:%d) does not exist in %s: create it before mounting, or set create = true; (or create = \"file\";) in the rule\n",
-					r->path, p->file, r->line, source);
-				bad = 1;
-			} else if (err) {
-				fprintf(stderr, "awfs: allow_write path \"%s\" (%s:%d) in %s: %s\n", r->path,
-					p->file, r->line, source,
-					err == EAGAIN ? "the directory awfs made was replaced before it could be given its owner and mode (another writer of its parent?); nothing was changed on what replaced it" :
-					strerror(err));
+			if (err) {
+				char *why = check_target_problem(p, r, source, err);
+
+				fprintf(stderr, "awfs: %s\n", why);
+				free(why);
 				bad = 1;
 			}
 		}
 	}
 	return bad;
-}
-
-/* One line that says what the boundary is, and the unclassified entries. */
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /*
@@ -406,31 +365,12 @@ static void log_boundary(const struct awfs_policy *p, struct awfs_classifier *c,
 	char **uncl = NULL;
 	char esc[3 * PATH_MAX], emnt[3 * PATH_MAX], esrc[3 * PATH_MAX];
 	size_t nuncl = 0;
-	DIR *dp;
 
 	for (size_t i = 0; i < p->nrules; i++) {
 		log_escape(p->rules[i].path, strlen(p->rules[i].path), esc, sizeof(esc));
 		util_str_join(&lists[p->rules[i].cls], ", ", esc);
 	}
-	if (host_opendir(root_fd, &dp) == 0) {
-		struct dirent *de;
-
-		while ((de = readdir(dp)) != NULL) {
-			const struct awfs_state *st;
-
-			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-			    (info_dir && strcmp(de->d_name, info_dir) == 0))
-				continue;
-			st = classify_child(c, classify_root(c), de->d_name);
-			if (classify_origin(st) != AWFS_ORIGIN_UNCLASSIFIED)
-				continue;
-			uncl = util_xrealloc(uncl, (nuncl + 1) * sizeof(*uncl));
-			uncl[nuncl++] = util_xstrdup(de->d_name);
-		}
-		closedir(dp);
-	}
-	if (nuncl)
-		qsort(uncl, nuncl, sizeof(*uncl), cmp_str);
+	uncl = check_unclassified_names(c, root_fd, info_dir, &nuncl);
 	for (size_t i = 0; i < nuncl; i++) {
 		log_escape(uncl[i], strlen(uncl[i]), esc, sizeof(esc));
 		util_str_join(&uncl_text, ", ", esc);
@@ -739,7 +679,6 @@ int main(int argc, char *argv[])
 	unsigned long spin_us = LOOP_SPIN_US_DEFAULT;
 	unsigned long long fd_cache = 0;
 	int ready_fd = -1;
-	struct awfs_msgs errs = { 0 };
 	struct awfs_ops_config oc = { 0 };
 	struct awfs_policy *policy = NULL;
 	struct awfs_classifier *classifier = NULL;
@@ -829,15 +768,9 @@ int main(int argc, char *argv[])
 	}
 
 	/* 1. the policy, whole */
-	policy = policy_load(o.policy, o.runtime, &errs);
-	if (!policy) {
-		for (size_t i = 0; i < errs.n; i++)
-			fprintf(stderr, "%s\n", errs.v[i]);
-		fprintf(stderr, "awfs: %zu error%s in the policy; nothing mounted\n", errs.n,
-			errs.n == 1 ? "" : "s");
-		msgs_clear(&errs);
+	policy = policy_load_or_report(o.policy, o.runtime, stderr, "awfs", "; nothing mounted");
+	if (!policy)
 		EXIT(2);
-	}
 
 	if (!o.no_info_dir) {
 		const char *name = o.info_dir ? o.info_dir : ".awfs";

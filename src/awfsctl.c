@@ -16,6 +16,7 @@
 
 #include "check.h"
 #include "classify.h"
+#include "explain.h"
 #include "json.h"
 #include "log.h"
 #include "policy.h"
@@ -90,17 +91,10 @@ static bool takes(const char *cmd, int opt)
 
 static struct awfs_policy *load(const char *cmd, const struct args *a)
 {
-	struct awfs_msgs errs = { 0 };
-	struct awfs_policy *p = policy_load(a->policy, a->runtime, &errs);
+	char who[64];
 
-	if (!p) {
-		for (size_t i = 0; i < errs.n; i++)
-			fprintf(stderr, "%s\n", errs.v[i]);
-		fprintf(stderr, "awfsctl %s: %zu error%s in the policy\n", cmd, errs.n,
-			errs.n == 1 ? "" : "s");
-	}
-	msgs_clear(&errs);
-	return p;
+	snprintf(who, sizeof(who), "awfsctl %s", cmd);
+	return policy_load_or_report(a->policy, a->runtime, stderr, who, "");
 }
 
 static int cmd_show(const struct args *a)
@@ -145,8 +139,8 @@ static int explain_one(struct awfs_classifier *c, const struct awfs_policy *p, c
 {
 	char *rel = relative(path, root), *save = NULL, *tok;
 	const struct awfs_state *st = classify_root(c), *mask_at = NULL;
-	const struct awfs_rule *r, *g;
-	char e[3 * PATH_MAX], why[4096], reason[4096];
+	const struct awfs_rule *g;
+	char e[3 * PATH_MAX], why[8192], gp[3 * PATH_MAX];
 	int depth = 0;
 
 	log_escape(path, strlen(path), e, sizeof(e));
@@ -168,28 +162,14 @@ static int explain_one(struct awfs_classifier *c, const struct awfs_policy *p, c
 		depth++;
 	}
 	free(rel);
-	r = classify_rule(st);
-	switch (classify_origin(st)) {
-	case AWFS_ORIGIN_RULE:
-		log_escape_text(r->reason, strlen(r->reason), reason, sizeof(reason));
-		snprintf(why, sizeof(why), "%s rule \"%s\" (%s:%d: %s)", policy_class_key(r->cls), r->path,
-			 p->file, r->line, reason);
-		break;
-	case AWFS_ORIGIN_ROOT:
-		snprintf(why, sizeof(why), "the root default (no rule makes it writable)");
-		break;
-	default:
-		snprintf(why, sizeof(why), "no rule: it is unclassified (its top-level entry is named by no rule; unclassified = \"%s\")",
-			 p->unclassified == AWFS_UNCLASSIFIED_MASK ? "mask" : "warn");
-		break;
-	}
-	printf("%s: %s, by %s", e, policy_class_word(classify_class(st)), why);
+	explain_decision(p, st, why, sizeof(why));
+	printf("%s: %s", e, why);
 	if (mask_at)
 		printf("; it lies below a mask, so it is not reachable at all");
 	g = classify_anchored(st);
 	if (g && depth > 0)
 		printf("; %s rule \"%s\" applies below it, so nothing may be renamed or linked into or out of it",
-		       policy_class_key(g->cls), g->path);
+		       policy_class_key(g->cls), log_escape(g->path, strlen(g->path), gp, sizeof(gp)));
 	printf("\n");
 	return 0;
 }

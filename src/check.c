@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "classify.h"
+#include "explain.h"
 #include "grants.h"
 #include "host.h"
 #include "log.h"
@@ -62,76 +63,126 @@ static const char *esc(const char *s, char *buf, size_t size)
 	return log_escape_text(s, strlen(s), buf, size);
 }
 
+bool check_is_target(const struct awfs_rule *r)
+{
+	return r->cls == AWFS_CLASS_WRITE && r->ncomps > 0 && policy_rule_is_literal(r);
+}
+
+int check_target(int root_fd, const struct awfs_rule *r, struct stat *st)
+{
+	int cur = root_fd, err;
+
+	for (size_t i = 0; i < r->ncomps; i++) {
+		int next;
+
+		err = host_lookup(cur, r->comps[i], &next, st);
+		if (cur != root_fd)
+			close(cur);
+		if (err)
+			return err;
+		if (i + 1 < r->ncomps && !S_ISDIR(st->st_mode)) {
+			close(next);
+			return ENOTDIR;
+		}
+		cur = next;
+	}
+	if (cur != root_fd)
+		close(cur);
+	return 0;
+}
+
+char *check_target_problem(const struct awfs_policy *p, const struct awfs_rule *r, const char *source,
+			   int err)
+{
+	char a[3 * PATH_MAX], b[3 * PATH_MAX], f[3 * PATH_MAX];
+
+	esc(r->path, a, sizeof(a));
+	esc(source, b, sizeof(b));
+	esc(p->file, f, sizeof(f));
+	if (err == ENOENT && !r->create)
+		return util_xasprintf("allow_write path \"%s\" (%s:%d) does not exist in %s and has no create: awfs refuses to mount. Create it before mounting, or set create = true; (or create = \"file\";) in the rule",
+				      a, f, r->line, b);
+	return util_xasprintf("allow_write path \"%s\" (%s:%d) in %s: %s", a, f, r->line, b,
+			      err == EAGAIN ? "the directory awfs made was replaced before it could be given its owner and mode (another writer of its parent?); nothing was changed on what replaced it" :
+			      strerror(err));
+}
+
 /* Literal allow_write targets: present, or to be created at mount. */
 static void check_targets(const struct awfs_policy *p, int root_fd, const char *source,
 			  struct lines *l)
 {
-	char a[3 * PATH_MAX], b[3 * PATH_MAX];
+	char a[3 * PATH_MAX], b[3 * PATH_MAX], f[3 * PATH_MAX];
 
 	for (size_t i = 0; i < p->nrules; i++) {
 		const struct awfs_rule *r = &p->rules[i];
-		int cur = root_fd, err = 0;
-		bool literal = r->ncomps > 0;
+		struct stat st;
+		char *why;
+		int err;
 
-		for (size_t k = 0; k < r->ncomps; k++)
-			literal = literal && r->literal[k];
-		if (r->cls != AWFS_CLASS_WRITE || !literal)
+		if (!check_is_target(r))
 			continue;
-		for (size_t k = 0; k < r->ncomps && !err; k++) {
-			struct stat st;
-			int next;
-
-			err = host_lookup(cur, r->comps[k], &next, &st);
-			if (cur != root_fd)
-				close(cur);
-			cur = err ? root_fd : next;
-			if (!err && k + 1 < r->ncomps && !S_ISDIR(st.st_mode))
-				err = ENOTDIR;
-		}
-		if (cur != root_fd)
-			close(cur);
-		if (err == ENOENT && r->create)
+		err = check_target(root_fd, r, &st);
+		if (err == ENOENT && r->create) {
 			add(l, 2, "allow_write path \"%s\" (%s:%d) does not exist in %s yet: awfs creates it at mount (create = %s)",
-			    esc(r->path, a, sizeof(a)), p->file, r->line, esc(source, b, sizeof(b)),
-			    r->create_file ? "\"file\"" : "true");
-		else if (err == ENOENT)
-			add(l, 0, "allow_write path \"%s\" (%s:%d) does not exist in %s and has no create: awfs would refuse to mount. Create it first, or set create = true; in the rule",
-			    esc(r->path, a, sizeof(a)), p->file, r->line, esc(source, b, sizeof(b)));
-		else if (err)
-			add(l, 0, "allow_write path \"%s\" (%s:%d) in %s: %s", esc(r->path, a, sizeof(a)),
-			    p->file, r->line, esc(source, b, sizeof(b)), strerror(err));
+			    esc(r->path, a, sizeof(a)), esc(p->file, f, sizeof(f)), r->line,
+			    esc(source, b, sizeof(b)), r->create_file ? "\"file\"" : "true");
+		} else if (err) {
+			why = check_target_problem(p, r, source, err);
+			add(l, 0, "%s", why);
+			free(why);
+		}
 	}
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **check_unclassified_names(struct awfs_classifier *c, int root_fd, const char *skip, size_t *n)
+{
+	struct dirent *de;
+	char **v = NULL;
+	DIR *dp;
+
+	*n = 0;
+	if (host_opendir(root_fd, &dp) != 0)
+		return NULL;
+	while ((de = readdir(dp)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    (skip && strcmp(de->d_name, skip) == 0))
+			continue;
+		if (classify_origin(classify_child(c, classify_root(c), de->d_name)) != AWFS_ORIGIN_UNCLASSIFIED)
+			continue;
+		v = util_xrealloc(v, (*n + 1) * sizeof(*v));
+		v[(*n)++] = util_xstrdup(de->d_name);
+	}
+	closedir(dp);
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_str);
+	return v;
 }
 
 /* Top-level entries no rule names. */
 static void check_unclassified(struct awfs_classifier *c, int root_fd, const char *source,
 			       const struct awfs_policy *p, bool strict, struct lines *l)
 {
-	char a[3 * NAME_MAX + 8], b[3 * PATH_MAX];
-	struct dirent *de;
-	DIR *dp;
+	char a[3 * NAME_MAX + 8], b[3 * PATH_MAX], why[1024];
+	size_t n;
+	char **names = check_unclassified_names(c, root_fd, NULL, &n);
 
-	if (host_opendir(root_fd, &dp) != 0)
-		return;
-	while ((de = readdir(dp)) != NULL) {
-		const struct awfs_state *st;
-
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		st = classify_child(c, classify_root(c), de->d_name);
-		if (classify_origin(st) != AWFS_ORIGIN_UNCLASSIFIED)
-			continue;
-		if (strcmp(de->d_name, ".awfs") == 0) {
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(names[i], ".awfs") == 0) {
 			add(l, 2, "%s/.awfs is hidden behind awfs's information directory (unless awfs runs with --info-dir or --no-info-dir)",
 			    esc(source, b, sizeof(b)));
-			continue;
+		} else {
+			explain_decision(p, classify_child(c, classify_root(c), names[i]), why, sizeof(why));
+			add(l, strict ? 0 : 1, "unclassified top-level entry %s/%s: it would be %s; add it to mask, allow_write or read_only",
+			    esc(source, b, sizeof(b)), esc(names[i], a, sizeof(a)), why);
 		}
-		add(l, strict ? 0 : 1, "unclassified top-level entry %s/%s: named by no rule, it would be served %s (unclassified = \"%s\"); add it to mask, allow_write or read_only",
-		    esc(source, b, sizeof(b)), esc(de->d_name, a, sizeof(a)),
-		    p->unclassified == AWFS_UNCLASSIFIED_MASK ? "empty" : "read-only",
-		    p->unclassified == AWFS_UNCLASSIFIED_MASK ? "mask" : "warn");
+		free(names[i]);
 	}
-	closedir(dp);
+	free(names);
 }
 
 static void check_grants(const struct awfs_check_opts *o, struct awfs_classifier *c,
@@ -172,14 +223,9 @@ int check_run(const struct awfs_check_opts *o, FILE *out, FILE *err)
 	size_t counts[3] = { 0 };
 	int ret;
 
-	p = policy_load(o->policy, o->runtime, &errs);
-	if (!p) {
-		for (size_t i = 0; i < errs.n; i++)
-			fprintf(err, "%s\n", errs.v[i]);
-		fprintf(err, "awfsctl check: %zu error%s in the policy\n", errs.n, errs.n == 1 ? "" : "s");
-		msgs_clear(&errs);
+	p = policy_load_or_report(o->policy, o->runtime, err, "awfsctl check", "");
+	if (!p)
 		return 2;
-	}
 	if (o->allowed_tools && grants_parse(o->allowed_tools, &g, &errs) < 0) {
 		for (size_t i = 0; i < errs.n; i++)
 			fprintf(err, "awfsctl check: --allowed-tools: %s\n", errs.v[i]);

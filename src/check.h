@@ -7,7 +7,12 @@
 #define AWFS_CHECK_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <sys/stat.h>
+
+#include "classify.h"
+#include "policy.h"
 
 struct awfs_check_opts {
 	const char *policy;
@@ -20,5 +25,31 @@ struct awfs_check_opts {
 
 /* Run the check, print findings to @out, messages to @err. Returns the exit status: 0, 1 or 2. */
 int check_run(const struct awfs_check_opts *o, FILE *out, FILE *err);
+
+/*
+ * The checks awfs makes at mount, shared with awfsctl check so that both
+ * find the same things and say them in the same words.
+ */
+
+/* Whether @r is an allow_write target: literal and below the root, so it must exist (or be created). */
+bool check_is_target(const struct awfs_rule *r);
+/*
+ * Walk target @r below @root_fd without following symlinks; *@st is what it
+ * names. Returns 0, or an errno value (ENOTDIR: a component on the way is
+ * not a directory).
+ */
+int check_target(int root_fd, const struct awfs_rule *r, struct stat *st);
+/*
+ * What the walk's (or creation's) error @err means for target @r in
+ * @source, as one sentence escaped for a terminal: for ENOENT without
+ * create, that awfs refuses to mount and what to do. Caller frees.
+ */
+char *check_target_problem(const struct awfs_policy *p, const struct awfs_rule *r, const char *source,
+			   int err);
+/*
+ * The top-level entries of @root_fd that no rule names, sorted, leaving
+ * out @skip (NULL: none); *@n of them. Caller frees each and the array.
+ */
+char **check_unclassified_names(struct awfs_classifier *c, int root_fd, const char *skip, size_t *n);
 
 #endif

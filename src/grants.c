@@ -8,8 +8,9 @@
  * newlines outside parentheses and quotes. Entries, the whole string and an
  * argument may each be wrapped in quotes. Inside parentheses a quote is plain
  * text, so an apostrophe in a Bash argument (Bash(echo it's)) is fine; the
- * price is that a quoted ")" there (Bash(echo ")")) closes the argument. The string comes from a workflow file and will be fuzzed: it is
- * scanned iteratively (no recursion on its depth), every buffer is sized from
+ * price is that a quoted ")" there (Bash(echo ")")) closes the argument.
+ * The string comes from a workflow file and will be fuzzed: it is scanned
+ * iteratively (no recursion on its depth), every buffer is sized from
  * the input, and parsing is linear in its length (quotes are unwrapped at
  * most MAX_UNWRAP levels deep, each level one more scan).
  *
@@ -53,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "explain.h"
 #include "log.h"
 
 #define EXAMPLE "Write(/tmp/gh-aw/agent/**)"
@@ -563,26 +565,22 @@ static void add(struct check *x, enum awfs_severity sev, const char *entry, char
 	f->v[f->n++] = (struct awfs_finding){ sev, util_xstrdup(entry), path, text };
 }
 
-/* Why rule @r (read_only or mask) keeps a path from being written. */
+/* Why rule @r (read_only or mask) keeps a path from being written (explain.h). */
 static void why_rule(struct sbuf *b, const struct awfs_policy *p, const struct awfs_rule *r)
 {
-	sb_addf(b, "%s by %s rule \"%s\" (%s:%d: %s)",
-		r->cls == AWFS_CLASS_MASK ? "masked" : "read-only", policy_class_key(r->cls),
-		r->path, p->file, r->line, r->reason);
+	char why[8192];
+
+	explain_rule(p, r, why, sizeof(why));
+	sb_str(b, why);
 }
 
-/* Why a path in state @s is not writable. */
+/* Why a path in state @s is not writable, as a denial line says it (explain.h). */
 static void why_state(struct sbuf *b, const struct awfs_policy *p, const struct awfs_state *s)
 {
-	const struct awfs_rule *r = classify_rule(s);
+	char why[8192];
 
-	if (classify_origin(s) == AWFS_ORIGIN_RULE && r)
-		why_rule(b, p, r);
-	else if (classify_origin(s) == AWFS_ORIGIN_UNCLASSIFIED)
-		sb_addf(b, "unclassified top-level entry (named by no rule), served %s",
-			policy_class_word(classify_class(s)));
-	else
-		sb_str(b, "read-only: no rule makes it writable");
+	explain_decision(p, s, why, sizeof(why));
+	sb_str(b, why);
 }
 
 static void covered(struct sbuf *b, const struct awfs_policy *p, const struct awfs_state *s)

@@ -44,7 +44,7 @@ struct awfs_finding {
 	enum awfs_severity severity;
 	char *entry;	/* the grant it is about */
 	char *path;	/* the path (under the mount root, as the agent sees it) */
-	char *text;	/* one sentence; names the rule that refuses, if any */
+	char *text;	/* one sentence; names the rule that refuses, if any, in explain.h's words */
 };
 
 struct awfs_findings {

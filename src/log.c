@@ -20,7 +20,7 @@ enum sink { SINK_STDERR, SINK_SYSLOG, SINK_FILE };
 
 static enum sink sink = SINK_STDERR;
 static int sink_fd = 2;
-static enum awfs_log_level max_level = AWFS_LOG_INFO;
+static const enum awfs_log_level max_level = AWFS_LOG_INFO;	/* debug lines are not written */
 
 void ratelimit_init(struct awfs_ratelimit *rl, double rate, double burst)
 {
@@ -224,11 +224,6 @@ int log_open(const char *dest, char *why, size_t len)
 	return 0;
 }
 
-void log_set_level(enum awfs_log_level level)
-{
-	max_level = level;
-}
-
 double log_now(void)
 {
 	struct timespec ts;
@@ -237,11 +232,20 @@ double log_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/*
+ * The sink's escaping (log.h): every formatted message is passed through
+ * log_escape_text()'s scheme here, once, so no argument a caller forgot to
+ * escape can break a line or hide text. Text already escaped by
+ * log_escape() is printable and valid, so it passes unchanged: denial lines
+ * come out byte for byte as formatted. One byte escapes to at most four
+ * (\xNN), hence the size of @line.
+ */
 void log_msg(enum awfs_log_level level, const char *fmt, ...)
 {
 	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
-	char line[8192];
-	size_t off = 0;
+	enum { MSG = 8192 };
+	char msg[MSG], line[64 + 4 * MSG];
+	size_t off = 0, len;
 	va_list ap;
 	int n;
 
@@ -259,14 +263,16 @@ void log_msg(enum awfs_log_level level, const char *fmt, ...)
 		memcpy(line + off, "awfs: ", 6);
 		off += 6;
 	}
+	/* cut where a line of MSG bytes, its prefix included, ends */
 	va_start(ap, fmt);
-	n = vsnprintf(line + off, sizeof(line) - off - 1, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized): started above
+	n = vsnprintf(msg, MSG - off - 1, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized): started above
 	va_end(ap);
 	if (n < 0)
 		return;
-	off += (size_t)n < sizeof(line) - off - 1 ? (size_t)n : sizeof(line) - off - 2;
+	len = (size_t)n < MSG - off - 1 ? (size_t)n : MSG - off - 2;
+	escape(msg, len, line + off, sizeof(line) - off - 1, false);
+	off += strlen(line + off);
 	if (sink == SINK_SYSLOG) {
-		line[off] = '\0';
 		syslog(prio[level], "%s", line);
 		return;
 	}

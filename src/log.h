@@ -4,9 +4,15 @@
  * rate limit that keeps a denial flood from filling the disk.
  *
  * Invariants:
- *  - every byte that came from a file name or a process name is passed
- *    through log_escape() before it is written: a line never carries a raw
- *    control character or invalid UTF-8 (no log injection);
+ *  - a line never carries a raw control character, invalid UTF-8 or a
+ *    bidi override (no log injection): log_msg() escapes every formatted
+ *    message once, where it is written, as log_escape_text() does. What
+ *    log_escape() or log_quote_path() produced is printable and valid, so
+ *    it passes that unchanged (a fixed point: nothing is escaped twice);
+ *  - a name from the host or the agent that stands inside quotes, or beside
+ *    text it could pass for, is still escaped by the caller with
+ *    log_escape() or log_quote_path(): the sink keeps '"' and '\\', so only
+ *    the caller can keep such a field unambiguous;
  *  - a line is written with one write() call, so concurrent lines never
  *    interleave;
  *  - denials are rate-limited, in lines per second and in bytes per hour and
@@ -123,9 +129,10 @@ char *log_escape_text(const char *in, size_t len, char *out, size_t outsz);
  * reason in @why.
  */
 int log_open(const char *dest, char *why, size_t len);
-/* Raise or lower the level written (default AWFS_LOG_INFO). */
-void log_set_level(enum awfs_log_level level);
-/* Write one formatted line (the format's arguments must already be escaped). */
+/*
+ * Write one formatted line; the sink escapes it (see the invariants above),
+ * so an argument left raw cannot break the line.
+ */
 void log_msg(enum awfs_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Close the log. */
 void log_close(void);

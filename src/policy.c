@@ -84,6 +84,14 @@ bool policy_is_glob(const char *pat)
 	return strpbrk(pat, "*?[\\") != NULL;
 }
 
+bool policy_rule_is_literal(const struct awfs_rule *r)
+{
+	for (size_t i = 0; i < r->ncomps; i++)
+		if (!r->literal[i])
+			return false;
+	return true;
+}
+
 static void rule_free(struct awfs_rule *r)
 {
 	free(r->path);
@@ -337,13 +345,10 @@ static int parse_rule(struct loader *ld, const config_setting_t *g, enum awfs_cl
 		bad = -1;
 	}
 	if (r->create && r->path) {
-		for (size_t i = 0; i < r->ncomps; i++) {
-			if (!r->literal[i]) {
-				msgs_add(ld->errs, "%s:%d: create on the pattern \"%s\". Expected create only on a literal path (awfs cannot create a glob). Example: %s",
-					 ld->file, line, path, class_examples[AWFS_CLASS_WRITE]);
-				bad = -1;
-				break;
-			}
+		if (!policy_rule_is_literal(r)) {
+			msgs_add(ld->errs, "%s:%d: create on the pattern \"%s\". Expected create only on a literal path (awfs cannot create a glob). Example: %s",
+				 ld->file, line, path, class_examples[AWFS_CLASS_WRITE]);
+			bad = -1;
 		}
 		if (r->ncomps == 0) {
 			msgs_add(ld->errs, "%s:%d: create on the root \".\". Expected create only below the root, which always exists. Example: %s",
@@ -751,5 +756,21 @@ struct awfs_policy *policy_load(const char *file, const char *runtime, struct aw
 		return NULL;
 	p = policy_parse(text, file, runtime, errs);
 	free(text);
+	return p;
+}
+
+struct awfs_policy *policy_load_or_report(const char *file, const char *runtime, FILE *err,
+					  const char *who, const char *after)
+{
+	struct awfs_msgs errs = { 0 };
+	struct awfs_policy *p = policy_load(file, runtime, &errs);
+
+	if (!p) {
+		for (size_t i = 0; i < errs.n; i++)
+			fprintf(err, "%s\n", errs.v[i]);
+		fprintf(err, "%s: %zu error%s in the policy%s\n", who, errs.n, errs.n == 1 ? "" : "s",
+			after);
+	}
+	msgs_clear(&errs);
 	return p;
 }

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "util.h"
 
@@ -65,6 +66,13 @@ const char *policy_class_key(enum awfs_class cls);
 /* A short human word for a class: "masked", "writable", "read-only". */
 const char *policy_class_word(enum awfs_class cls);
 
+/*
+ * Whether rule @r names exactly one path: no component is a glob. The root
+ * rule "." is literal (it names the root); a literal rule is a target to
+ * walk or create only below the root (ncomps > 0).
+ */
+bool policy_rule_is_literal(const struct awfs_rule *r);
+
 /* The known runtime names as one comma-separated list, for messages. */
 const char *policy_runtime_list(void);
 /* Whether @name is a known runtime name. */
@@ -76,6 +84,13 @@ bool policy_runtime_known(const char *name);
  * Returns NULL with every problem appended to @errs.
  */
 struct awfs_policy *policy_load(const char *file, const char *runtime, struct awfs_msgs *errs);
+
+/*
+ * policy_load(), for a command: on failure every problem is printed to
+ * @err, then "@who: N errors in the policy@after", and NULL returned.
+ */
+struct awfs_policy *policy_load_or_report(const char *file, const char *runtime, FILE *err,
+					  const char *who, const char *after);
 
 /* Parse policy text already in memory; @name is used in messages. */
 struct awfs_policy *policy_parse(const char *text, const char *name, const char *runtime,

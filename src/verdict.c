@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "explain.h"
 #include "host.h"
 #include "info.h"
 #include "log.h"
@@ -175,29 +176,10 @@ static void path_key(const char *raw, char *out, size_t size)
 		snprintf(out, size, "%.*s", (int)strcspn(rel, "/"), rel);
 }
 
-/* Why a state is what it is, in words, escaped. */
+/* Why a state is what it is, in words, escaped (the one wording, explain.h). */
 static void explain_state(const struct awfs_state *st, char *out, size_t size)
 {
-	const struct awfs_rule *r = classify_rule(st);
-	char path[3 * PATH_MAX], reason[1024], file[3 * PATH_MAX];
-
-	switch (classify_origin(st)) {
-	case AWFS_ORIGIN_RULE:
-		log_escape(r->path, strlen(r->path), path, sizeof(path));
-		log_escape(r->reason, strlen(r->reason), reason, sizeof(reason));
-		log_escape(cfg->policy->file, strlen(cfg->policy->file), file, sizeof(file));
-		snprintf(out, size, "%s by %s rule \"%s\" (%s:%d: %s)", policy_class_word(r->cls),
-			 policy_class_key(r->cls), path, file, r->line, reason);
-		break;
-	case AWFS_ORIGIN_ROOT:
-		snprintf(out, size, "read-only: no rule makes it writable");
-		break;
-	case AWFS_ORIGIN_UNCLASSIFIED:
-		snprintf(out, size, "%s: unclassified (its top-level entry is named by no rule; unclassified = \"%s\")",
-			 policy_class_word(classify_class(st)),
-			 cfg->policy->unclassified == AWFS_UNCLASSIFIED_MASK ? "mask" : "warn");
-		break;
-	}
+	explain_decision(cfg->policy, st, out, size);
 }
 
 static void caller_comm(pid_t pid, char *raw, size_t size)
@@ -495,12 +477,6 @@ bool verdict_note_unclassified(const char *name)
 		audit_unclassified(cfg->mountpoint, name);
 	}
 	return fresh;
-}
-
-char *const *verdict_unclassified(size_t *n)
-{
-	*n = uncl_n;
-	return uncl_names;
 }
 
 uint64_t verdict_denials(void)

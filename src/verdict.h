@@ -54,8 +54,6 @@ int verdict_deny(fuse_req_t req, const struct awfs_refusal *r);
  * whether found at mount or later. Returns true the first time.
  */
 bool verdict_note_unclassified(const char *name);
-/* The unclassified names noted so far (valid until the next note). */
-char *const *verdict_unclassified(size_t *n);
 /* Refusals so far. */
 uint64_t verdict_denials(void);
 /* Log what the rate limit suppressed and has not reported yet. */

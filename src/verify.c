@@ -251,12 +251,9 @@ static int expand(struct probe *pr, const struct awfs_rule *r, size_t depth, con
 static int probe_rule(struct probe *pr, const struct awfs_rule *r, probe_fn fn)
 {
 	size_t found = 0;
-	bool literal = true;
 	int ret;
 
-	for (size_t i = 0; i < r->ncomps; i++)
-		literal = literal && r->literal[i];
-	if (literal) {
+	if (policy_rule_is_literal(r)) {
 		/* the path itself, whether or not it exists: @fn says what that means */
 		char *path = join(pr->mnt, r->path);
 
@@ -366,20 +363,14 @@ static int probe_writable(struct probe *pr, const struct awfs_rule *r, const cha
 
 int verify_run(const struct awfs_verify_opts *o, FILE *out, FILE *err)
 {
-	struct awfs_msgs errs = { 0 };
 	struct probe pr = { .out = out, .err = err };
 	struct awfs_policy *p;
 	char mnt[PATH_MAX];
 	int ret = 0;
 
-	p = policy_load(o->policy, o->runtime, &errs);
-	if (!p) {
-		for (size_t i = 0; i < errs.n; i++)
-			fprintf(err, "%s\n", errs.v[i]);
-		fprintf(err, "awfsctl verify: %zu error%s in the policy\n", errs.n, errs.n == 1 ? "" : "s");
-		msgs_clear(&errs);
+	p = policy_load_or_report(o->policy, o->runtime, err, "awfsctl verify", "");
+	if (!p)
 		return 2;
-	}
 	if (check_mount(&pr, o->mountinfo, o->mountpoint)) {
 		policy_free(p);
 		return 1;

@@ -33,11 +33,11 @@ check "unknown command: exit 2" "2" "$rc"
 # ---- explain
 run explain --policy "$POLICY" --root /tmp/gh-aw /tmp/gh-aw/secret/data rw/.git/config rw/x ro /tmp/gh-aw/rootfile /tmp/gh-aw
 check "explain: exit 0" "0" "$rc"
-check_match "explain: a path below a mask" '/tmp/gh-aw/secret/data: masked, by mask rule "secret" \(.*policy.conf:3: holds tokens\); it lies below a mask' "$out"
-check_match "explain: nested read-only" 'rw/.git/config: read-only, by read_only rule "rw/.git"' "$out"
-check_match "explain: writable" 'rw/x: writable, by allow_write rule "rw"' "$out"
-check_match "explain: unclassified" '/tmp/gh-aw/rootfile: read-only, by no rule: it is unclassified' "$out"
-check_match "explain: the root" '^/tmp/gh-aw: read-only, by the root default' "$(printf '%s\n' "$out" | tail -1)"
+check_match "explain: a path below a mask" '/tmp/gh-aw/secret/data: masked by mask rule "secret" \(.*policy.conf:3: holds tokens\); it lies below a mask' "$out"
+check_match "explain: nested read-only" 'rw/.git/config: read-only by read_only rule "rw/.git"' "$out"
+check_match "explain: writable" 'rw/x: writable by allow_write rule "rw"' "$out"
+check_match "explain: unclassified" '/tmp/gh-aw/rootfile: read-only: unclassified \(its top-level entry is named by no rule; unclassified = "warn"\)' "$out"
+check_match "explain: the root" '^/tmp/gh-aw: read-only: no rule makes it writable' "$(printf '%s\n' "$out" | tail -1)"
 run explain --policy "$POLICY" --root /tmp/gh-aw /etc/passwd
 check "explain: a path outside the root: exit 2" "2" "$rc"
 check_match "explain: says so" "/etc/passwd is not under the mount root /tmp/gh-aw" "$out"
@@ -66,7 +66,7 @@ run check --policy "$POLICY" --source "$SRC" \
 	--allowed-tools 'Bash(git:*),Read,Write(/tmp/gh-aw/cache-memory/*),Edit(/tmp/gh-aw/cache-memory/*), MultiEdit(/tmp/gh-aw/agent/**)'
 check "check --allowed-tools: an uncovered grant: exit 1" "1" "$rc"
 check_match "check --allowed-tools: names the entry, the path and why" \
-	'error: Write\(/tmp/gh-aw/cache-memory/\*\): /tmp/gh-aw/cache-memory/\*: not writable although the grant covers it: unclassified top-level entry \(named by no rule\), served read-only' "$out"
+	'error: Write\(/tmp/gh-aw/cache-memory/\*\): /tmp/gh-aw/cache-memory/\*: not writable although the grant covers it: read-only: unclassified \(its top-level entry is named by no rule; unclassified = "warn"\)' "$out"
 check_match "check --allowed-tools: Edit too" 'error: Edit\(/tmp/gh-aw/cache-memory/\*\)' "$out"
 check "check --allowed-tools: covered grants are no error" "0" "$(printf '%s\n' "$out" | grep -c '^error: MultiEdit')"
 run check --policy "$POLICY" --source "$SRC" --allowed-tools 'Write(/tmp/gh-aw/agent/**),Bash(echo a,b)'

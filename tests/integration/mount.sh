@@ -140,7 +140,7 @@ allow_write = ( { path = "made-first"; reason = "would be created"; create = tru
                 { path = "cache-memory"; reason = "memory"; } );'
 run "$MNT" --policy "$POLICY"
 check "missing allow_write target: exit 1" "1" "$rc"
-check_match "missing allow_write target: names it and the fix" "allow_write path \"cache-memory\" \(.*policy.conf:3\) does not exist in .*: create it before mounting, or set create = true; \(or create = \"file\";\) in the rule" "$out"
+check_match "missing allow_write target: names it and the fix" "allow_write path \"cache-memory\" \(.*policy.conf:3\) does not exist in .* and has no create: awfs refuses to mount. Create it before mounting, or set create = true; \(or create = \"file\";\) in the rule" "$out"
 check "missing allow_write target: no other target was created" "no" "$([ -e "$SRC/made-first" ] && echo yes || echo no)"
 check "missing allow_write target: not mounted" "no" "$(is_mounted "$MNT" && echo yes || echo no)"
 check "missing allow_write target: nothing created" "no" "$([ -e "$SRC/cache-memory" ] && echo yes || echo no)"

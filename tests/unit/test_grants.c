@@ -432,7 +432,7 @@ static const struct cov_row shipped_rows[] = {
 	{ "Write(/tmp/gh-aw/agent/*.md)", "NOTE /tmp/gh-aw/agent/*.md" },
 	/* arbitrary top-level entries: one error that names what would work */
 	{ "Write(/tmp/gh-aw/*)",
-	  "ERROR /tmp/gh-aw/* ~ unclassified top-level entry (named by no rule), served read-only; of what it covers only these are writable: /tmp/gh-aw/agent, /tmp/gh-aw/cache-memory, /tmp/gh-aw/cache-memory-*, /tmp/gh-aw/agent-step-summary.md" },
+	  "ERROR /tmp/gh-aw/* ~ read-only: unclassified (its top-level entry is named by no rule; unclassified = \"warn\"); of what it covers only these are writable: /tmp/gh-aw/agent, /tmp/gh-aw/cache-memory, /tmp/gh-aw/cache-memory-*, /tmp/gh-aw/agent-step-summary.md" },
 	{ "Write(/tmp/gh-aw/**)", "ERROR /tmp/gh-aw/** ~ /tmp/gh-aw/sandbox/agent/session-state" },
 	/* bare and wider grants: what is writable under the root, and what not */
 	{ "Write", "WARN /tmp/gh-aw ~ the grant covers every path, but under /tmp/gh-aw only these are writable: /tmp/gh-aw/agent," },
@@ -452,7 +452,7 @@ static const struct cov_row shipped_rows[] = {
 	{ "Write(/tmp/gh-aw/agent-step-summary.md)", "NOTE /tmp/gh-aw/agent-step-summary.md" },
 	{ "Write(/tmp/gh-aw/aw_info.json)", "ERROR /tmp/gh-aw/aw_info.json ~ read_only rule \"aw_info.json\" (shipped.conf:75: " },
 	{ "Write(/tmp/gh-aw/mcp-logs/x.log)", "ERROR /tmp/gh-aw/mcp-logs/x.log ~ masked by mask rule \"mcp-logs\" (shipped.conf:17: " },
-	{ "Write(/tmp/gh-aw/new-dir/x)", "ERROR /tmp/gh-aw/new-dir/x ~ unclassified top-level entry" },
+	{ "Write(/tmp/gh-aw/new-dir/x)", "ERROR /tmp/gh-aw/new-dir/x ~ read-only: unclassified (its top-level entry is named by no rule" },
 	{ "Write(/tmp/gh-aw/sandbox/x)", "ERROR /tmp/gh-aw/sandbox/x ~ read-only: no rule makes it writable" },
 	{ "Write(/tmp/gh-aw/cache-memory/.git/config)", "ERROR /tmp/gh-aw/cache-memory/.git/config ~ \"cache-memory*/.git\"" },
 	{ "Write(/tmp/gh-aw)", "ERROR /tmp/gh-aw ~ read-only: no rule makes it writable" },
@@ -568,7 +568,7 @@ static void test_small(void **state)
 
 	check(&f, "Write(/tmp/gh-aw/foo)", ROOT, &out);
 	assert_string_equal(out.v[0].text,
-			    "not writable although the grant covers it: unclassified top-level entry (named by no rule), served read-only");
+			    "not writable although the grant covers it: read-only: unclassified (its top-level entry is named by no rule; unclassified = \"warn\")");
 	grants_findings_free(&out);
 	unload(&f);
 }
@@ -593,7 +593,7 @@ static void test_roots(void **state)
 	};
 	static const struct cov_row policy_root_rows[] = {
 		{ "Write(/srv/scratch/out/x),Write(/srv/scratch/x)",
-		  "NOTE /srv/scratch/out/x\nERROR /srv/scratch/x ~ served masked" },
+		  "NOTE /srv/scratch/out/x\nERROR /srv/scratch/x ~ masked: unclassified (its top-level entry is named by no rule; unclassified = \"mask\")" },
 		{ "Write", "WARN /srv/scratch ~ only these are writable: /srv/scratch/out; everything else is read-only, and top-level entries no rule names are masked" },
 	};
 	static const struct cov_row dot_rows[] = {

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_log.c - log_escape() as a table of raw names and what the log shows,
- * truncation that never overflows, and the denial rate limiter driven by
- * injected clock values.
+ * truncation that never overflows, the sink's escaping of every line, and
+ * the denial rate limiter driven by injected clock values.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -289,6 +291,86 @@ static void test_bytelimit(void **state)
 	assert_false(bytelimit_allow(&bl, 1e9));
 }
 
+/*
+ * Log lines through a file sink: each call's line, without its timestamp
+ * and "awfs: " (the caller frees the text, one line per call).
+ */
+static char *logged(void (*write_lines)(void))
+{
+	char dir[] = "/tmp/test_log.XXXXXX", path[64], why[256], *text, *body;
+	FILE *f;
+	long n;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/log", dir);
+	assert_int_equal(log_open(path, why, sizeof(why)), 0);
+	write_lines();
+	log_close();
+	f = fopen(path, "r");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	text = calloc(1, (size_t)n + 1);
+	assert_non_null(text);
+	assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	unlink(path);
+	rmdir(dir);
+	/* drop the timestamps: "2026-12-02T08:00:00Z awfs: " */
+	body = calloc(1, (size_t)n + 1);
+	assert_non_null(body);
+	for (char *line = text, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+		char *msg = strstr(line, " awfs: ");
+
+		assert_true(msg && msg < nl);
+		strncat(body, msg + 7, (size_t)(nl + 1 - (msg + 7)));
+	}
+	free(text);
+	return body;
+}
+
+static void raw_argument(void)
+{
+	log_msg(AWFS_LOG_WARN, "created %s here", "a\nb\x01" "c\xff" "\"d\\e\xe2\x80\xae" "f");
+}
+
+/* A raw name in a %s argument cannot break the line: the sink escapes it. */
+static void test_sink_escapes(void **state)
+{
+	char *body;
+
+	(void)state;
+	body = logged(raw_argument);
+	/* quotes and backslashes stay (log_escape_text()'s scheme); one line */
+	assert_string_equal(body, "created a\\nb\\x01c\\xff\"d\\e\\u202ef here\n");
+	free(body);
+}
+
+static void escaped_arguments(void)
+{
+	for (size_t i = 0; i < AWFS_ARRAY_LEN(escapes); i++)
+		log_msg(AWFS_LOG_WARN, "[%s]", escapes[i].out);
+}
+
+/* What log_escape() wrote passes the sink unchanged: nothing is escaped twice. */
+static void test_sink_fixed_point(void **state)
+{
+	struct util_str want = { 0 };
+	char *body;
+
+	(void)state;
+	body = logged(escaped_arguments);
+	for (size_t i = 0; i < AWFS_ARRAY_LEN(escapes); i++) {
+		util_str_put(&want, "[", 1);
+		util_str_put(&want, escapes[i].out, strlen(escapes[i].out));
+		util_str_put(&want, "]\n", 2);
+	}
+	assert_string_equal(body, want.s);
+	free(want.s);
+	free(body);
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
@@ -301,6 +383,8 @@ int main(void)
 		cmocka_unit_test(test_escape_path),
 		cmocka_unit_test(test_quote_path),
 		cmocka_unit_test(test_bytelimit),
+		cmocka_unit_test(test_sink_escapes),
+		cmocka_unit_test(test_sink_fixed_point),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -219,7 +219,9 @@ static void test_rule_fields(void **state)
 	assert_int_equal(r->line, 3);
 	assert_string_equal(r->reason, "scratch everywhere");
 	assert_null(r->runtimes);
+	assert_true(policy_rule_is_literal(r));	/* "." names one path: the root */
 	r = &p->rules[1];
+	assert_false(policy_rule_is_literal(r));
 	assert_int_equal(r->ncomps, 3);
 	assert_string_equal(r->comps[0], "logs");
 	assert_string_equal(r->comps[1], "[a-m]*");
