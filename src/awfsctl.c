@@ -162,7 +162,7 @@ static int explain_one(struct awfs_classifier *c, const struct awfs_policy *p, c
 		depth++;
 	}
 	free(rel);
-	explain_decision(p, st, why, sizeof(why));
+	explain_state(p, st, why, sizeof(why));
 	printf("%s: %s", e, why);
 	if (mask_at)
 		printf("; it lies below a mask, so it is not reachable at all");

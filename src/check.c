@@ -176,7 +176,7 @@ static void check_unclassified(struct awfs_classifier *c, int root_fd, const cha
 			add(l, 2, "%s/.awfs is hidden behind awfs's information directory (unless awfs runs with --info-dir or --no-info-dir)",
 			    esc(source, b, sizeof(b)));
 		} else {
-			explain_decision(p, classify_child(c, classify_root(c), names[i]), why, sizeof(why));
+			explain_state(p, classify_child(c, classify_root(c), names[i]), why, sizeof(why));
 			add(l, strict ? 0 : 1, "unclassified top-level entry %s/%s: it would be %s; add it to mask, allow_write or read_only",
 			    esc(source, b, sizeof(b)), esc(names[i], a, sizeof(a)), why);
 		}

@@ -21,7 +21,7 @@ void explain_rule(const struct awfs_policy *p, const struct awfs_rule *r, char *
 		 policy_class_key(r->cls), path, file, r->line, reason);
 }
 
-void explain_decision(const struct awfs_policy *p, const struct awfs_state *st, char *out,
+void explain_state(const struct awfs_policy *p, const struct awfs_state *st, char *out,
 		      size_t size)
 {
 	switch (classify_origin(st)) {

@@ -34,7 +34,7 @@ void explain_rule(const struct awfs_policy *p, const struct awfs_rule *r, char *
  * top-level entry ("read-only: unclassified (its top-level entry is named
  * by no rule; unclassified = "warn")"). Into @out (@size bytes).
  */
-void explain_decision(const struct awfs_policy *p, const struct awfs_state *st, char *out,
+void explain_state(const struct awfs_policy *p, const struct awfs_state *st, char *out,
 		      size_t size);
 
 #endif

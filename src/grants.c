@@ -579,7 +579,7 @@ static void why_state(struct sbuf *b, const struct awfs_policy *p, const struct 
 {
 	char why[8192];
 
-	explain_decision(p, s, why, sizeof(why));
+	explain_state(p, s, why, sizeof(why));
 	sb_str(b, why);
 }
 

@@ -175,16 +175,16 @@ void info_fini(void)
 
 /* ------------------------------------------------------------ its nodes */
 
-#define AWFS_INFO_INO 0xfffffffd00000000ULL	/* + the node's AWFS_INFO_* */
+#define AWFS_INFO_INO 0xfffffffd00000000ULL	/* + the node's AWFS_INFO_NODE_* */
 #define AWFS_INFO_DIR_MODE (S_IFDIR | 01777)
 #define AWFS_INFO_FILE_MODE (S_IFREG | 0666)
 
-static struct awfs_inode node_dir = { .kind = AWFS_INODE_INFO, .info = AWFS_INFO_DIR,
+static struct awfs_inode node_dir = { .kind = AWFS_INODE_INFO, .info = AWFS_INFO_NODE_DIR,
 				      .cfd = -1, .type = S_IFDIR };
-static struct awfs_inode node_readme = { .kind = AWFS_INODE_INFO, .info = AWFS_INFO_README,
+static struct awfs_inode node_readme = { .kind = AWFS_INODE_INFO, .info = AWFS_INFO_NODE_README,
 					 .cfd = -1, .type = S_IFREG,
 					 .parent = &node_dir, .name = "README" };
-static struct awfs_inode node_denials = { .kind = AWFS_INODE_INFO, .info = AWFS_INFO_DENIALS,
+static struct awfs_inode node_denials = { .kind = AWFS_INODE_INFO, .info = AWFS_INFO_NODE_DENIALS,
 					  .cfd = -1, .type = S_IFREG,
 					  .parent = &node_dir, .name = "denials" };
 static const struct awfs_inode *const files[] = { &node_readme, &node_denials };
@@ -239,7 +239,7 @@ uint64_t info_ino(const struct awfs_inode *in)
 /* The current text of the file @in (caller frees). */
 static char *text_of(const struct awfs_inode *in, size_t *len)
 {
-	return in->info == AWFS_INFO_README ? info_readme(len) : info_denials(len);
+	return in->info == AWFS_INFO_NODE_README ? info_readme(len) : info_denials(len);
 }
 
 void info_attr(const struct awfs_inode *in, struct stat *st)
@@ -247,7 +247,7 @@ void info_attr(const struct awfs_inode *in, struct stat *st)
 	memset(st, 0, sizeof(*st));
 	st->st_ino = info_ino(in);
 	st->st_blksize = 4096;
-	if (in->info == AWFS_INFO_DIR) {
+	if (in->info == AWFS_INFO_NODE_DIR) {
 		st->st_mode = AWFS_INFO_DIR_MODE;
 		st->st_nlink = 2;
 	} else {

@@ -78,10 +78,10 @@ enum awfs_inode_kind {
 
 /* The nodes of the information directory (an AWFS_INODE_INFO inode's info). */
 enum awfs_info_node {
-	AWFS_INFO_NONE = 0,
-	AWFS_INFO_DIR,		/* the directory */
-	AWFS_INFO_README,
-	AWFS_INFO_DENIALS,
+	AWFS_INFO_NODE_NONE = 0,
+	AWFS_INFO_NODE_DIR,		/* the directory */
+	AWFS_INFO_NODE_README,
+	AWFS_INFO_NODE_DENIALS,
 };
 
 struct awfs_inode {

@@ -176,12 +176,6 @@ static void path_key(const char *raw, char *out, size_t size)
 		snprintf(out, size, "%.*s", (int)strcspn(rel, "/"), rel);
 }
 
-/* Why a state is what it is, in words, escaped (the one wording, explain.h). */
-static void explain_state(const struct awfs_state *st, char *out, size_t size)
-{
-	explain_decision(cfg->policy, st, out, size);
-}
-
 static void caller_comm(pid_t pid, char *raw, size_t size)
 {
 	char p[64];
@@ -315,7 +309,7 @@ static void explain_refusal(const struct awfs_refusal *r, char *why, size_t size
 		break;
 	case AWFS_BLOCK_SELF:
 	case AWFS_BLOCK_ENTRY:
-		explain_state(r->at_state, ex, sizeof(ex));
+		explain_state(cfg->policy, r->at_state, ex, sizeof(ex));
 		if (r->at == r->in && r->at_name == r->name) {
 			snprintf(why, size, "it is %s", ex);
 		} else {
@@ -326,7 +320,7 @@ static void explain_refusal(const struct awfs_refusal *r, char *why, size_t size
 	case AWFS_BLOCK_PARENT: {
 		char hint[4096];
 
-		explain_state(r->at_state, ex, sizeof(ex));
+		explain_state(cfg->policy, r->at_state, ex, sizeof(ex));
 		display_path(r->at, r->at_name, bpath, sizeof(bpath));
 		single_file_hint(r, hint, sizeof(hint));
 		snprintf(why, size, "its directory %s is %s%s", bpath, ex, hint);

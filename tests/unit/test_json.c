@@ -126,14 +126,14 @@ static void test_denial_ring(void **state)
 	text = info_denials(&len);
 	assert_int_equal(len, 0);
 	free(text);
-	for (int i = 0; i < AWFS_INFO_DENIALS + 50; i++) {
+	for (int i = 0; i < AWFS_INFO_KEPT + 50; i++) {
 		snprintf(line, sizeof(line), "denied %d", i);
 		info_add_denial(line);
 	}
 	text = info_denials(&len);
 	for (size_t i = 0; i < len; i++)
 		lines += text[i] == '\n';
-	assert_int_equal(lines, AWFS_INFO_DENIALS);
+	assert_int_equal(lines, AWFS_INFO_KEPT);
 	first = text;
 	last = text + len - 1;
 	while (last > text && last[-1] != '\n')
