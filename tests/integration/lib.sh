@@ -81,12 +81,12 @@ write_policy() {
 	chmod 644 "$POLICY"
 }
 
-# mount_awfs [extra awfs args]: start awfs in the foreground, wait for the mount
 # awfs_mounts PATH: how many awfs mounts are stacked at PATH
 awfs_mounts() {
 	awk -v p="$1" '$5 == p { for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "fuse.awfs") n++; break } } END { print n + 0 }' /proc/self/mountinfo
 }
 
+# mount_awfs [extra awfs args]: start awfs in the foreground, wait for the mount
 # (awfs says "ready" on a FIFO once the mount serves: no polling, no time
 # limit, whatever the load; end of file means it exited without mounting)
 mount_awfs() {
