@@ -21,7 +21,7 @@ AWFS_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 : "${AWFS_DEFAULT_POLICY:=$AWFS_TOP/etc/awfs/policy.conf}"
 export AWFS AWFSCTL AWFS_PROBE AWFS_PARITY AWFS_CONFORM AWFS_LOAD AWFS_HAMMER AWFS_ADVERSARY \
 	AWFS_RACE_SHIM AWFS_TESTS AWFS_DEFAULT_POLICY
-[ -x "$AWFS" ] || { echo "$AWFS: no such program (run make, or set AWFS)"; exit 99; }
+[ -x "$AWFS" ] || { echo "$AWFS: no such program (make check TESTS= builds it and the test programs; or set AWFS)"; exit 99; }
 AGENT_UID=${AWFS_TEST_UID:-1000}
 
 PASS=0
