@@ -3,7 +3,8 @@
 # run-all.sh - install what is missing, build, and run every test:
 # the cmocka unit tests, the integration tests on real mounts and the
 # runtime parity suite (make check), cppcheck and clang-tidy (make lint), the
-# unit tests under valgrind, then make distcheck with ASan and UBSan builds.
+# unit tests under valgrind, the enforcement rule's mutants (make
+# check-mutants), then make distcheck with ASan and UBSan builds.
 # Run as root on Debian 12.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,6 +32,10 @@ if [ "$rc" = 0 ]; then
 fi
 if [ "$rc" = 0 ]; then
 	make -s check-valgrind >valgrind.log 2>&1 || { rc=$?; echo "---- make check-valgrind"; tail -50 valgrind.log; }
+fi
+# every small break of the enforcement rule must fail its table test
+if [ "$rc" = 0 ]; then
+	make -s check-mutants >mutants.log 2>&1 || { rc=$?; echo "---- make check-mutants"; cat mutants.log; }
 fi
 # distcheck builds the tarball and runs every test again from it, here with
 # AddressSanitizer and UndefinedBehaviorSanitizer in every binary

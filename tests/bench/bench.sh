@@ -49,104 +49,9 @@ ALL_TARGETS="native awfs awfs-ro bindfs fuse-overlayfs passthrough_ll"
 PEERS="bindfs fuse-overlayfs passthrough_ll"
 
 # ---------------------------------------------------------------- report
-# report DIR: results.tsv (+ workloads.tsv, header.md) -> results.md on stdout
-report() {
-	local dir=$1
-	[ -f "$dir/header.md" ] && cat "$dir/header.md"
-	awk -F '\t' -v peers="$PEERS" -v alltargets="$ALL_TARGETS" '
-	function fmt(v) {
-		if (v < 10) return sprintf("%.2f", v)
-		if (v < 100) return sprintf("%.1f", v)
-		return sprintf("%.0f", v)
-	}
-	function sortv(a, n,   i, j, t) {
-		for (i = 2; i <= n; i++) {
-			t = a[i]
-			for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]
-			a[j + 1] = t
-		}
-	}
-	# median, min, max of the values of key k in list L (space-separated)
-	function stats(list,   n, a, i) {
-		n = split(list, a, " ")
-		if (n == 0) { MED = ""; return 0 }
-		for (i = 1; i <= n; i++) a[i] += 0
-		sortv(a, n)
-		MIN = a[1]; MAX = a[n]
-		MED = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-		return n
-	}
-	FILENAME ~ /workloads.tsv$/ {
-		nw++; wid[nw] = $1; label[$1] = $2; kind[$1] = $3; goal[$1] = $4; next
-	}
-	FNR == 1 { next }	# the header of results.tsv
-	{
-		w = $1; t = $2; seen[t] = 1; has[w, t] = 1
-		if ($4 == "FAIL") { fails[w, t]++; next }
-		if (kind[w] == "time") {
-			if (t == "native") abs[w] = abs[w] " " $4
-			else if ($5 != "NA") ratio[w, t] = ratio[w, t] " " $5
-		} else if (kind[w] == "ms") {
-			ms[w, t] = ms[w, t] " " ($4 * 1000)
-		} else if (kind[w] == "mib") {
-			mib[w, t] = mib[w, t] " " ($6 / 1024)
-			if ($3 + 0 == 1) first[w, t] = $6 / 1024
-		} else if (kind[w] == "count") {
-			mib[w, t] = mib[w, t] " " $6
-		}
-	}
-	END {
-		nt = split(alltargets, T, " ")
-		hdr = "| workload | native (absolute) |"; sep = "| --- | --- |"
-		for (i = 2; i <= nt; i++) if (seen[T[i]]) { hdr = hdr " " T[i] " |"; sep = sep " --- |" }
-		hdr = hdr " best peer | issue target for awfs |"; sep = sep " --- | --- |"
-		print hdr; print sep
-		np = split(peers, P, " ")
-		for (k = 1; k <= nw; k++) {
-			w = wid[k]; any = 0
-			for (i = 1; i <= nt; i++) if (has[w, T[i]]) any = 1
-			if (!any) continue
-			row = "| " label[w] " |"
-			if (kind[w] == "time" && stats(abs[w]) > 0) {
-				if (MED < 1) row = row " " sprintf("%.1f ms (%.1f–%.1f)", MED * 1000, MIN * 1000, MAX * 1000) " |"
-				else row = row " " sprintf("%.2f s (%.2f–%.2f)", MED, MIN, MAX) " |"
-			}
-			else if (kind[w] == "time" && fails[w, "native"])
-				row = row " fail (" fails[w, "native"] ") |"
-			else
-				row = row " — |"
-			best = ""; bestv = 0
-			for (i = 2; i <= nt; i++) {
-				t = T[i]
-				if (!seen[t]) continue
-				cell = "—"
-				if (kind[w] == "time") n = stats(ratio[w, t])
-				else if (kind[w] == "ms") n = stats(ms[w, t])
-				else n = stats(mib[w, t])
-				if (n > 0) {
-					if (kind[w] == "time") cell = fmt(MED) "× (" fmt(MIN) "–" fmt(MAX) ")"
-					else if (kind[w] == "ms") cell = sprintf("%.1f ms (%.1f–%.1f)", MED, MIN, MAX)
-					else if (kind[w] == "count") cell = sprintf("%d (%d–%d)", MED, MIN, MAX)
-					else if (w == "rss_peak") cell = sprintf("%.1f MiB (after rep 1: %.1f)", MAX, first[w, t])
-					else cell = sprintf("%.1f MiB (%.1f–%.1f)", MED, MIN, MAX)
-					v = (w == "rss_peak") ? MAX : MED
-					for (j = 1; j <= np; j++) if (P[j] == t && (best == "" || v < bestv)) { best = t; bestv = v }
-				}
-				if (fails[w, t]) cell = (n > 0 ? cell " " : "") "**" fails[w, t] " failed**"
-				row = row " " cell " |"
-			}
-			if (best == "") bc = "—"
-			else if (kind[w] == "time") bc = fmt(bestv) "× " best
-			else if (kind[w] == "ms") bc = sprintf("%.1f ms ", bestv) best
-			else if (kind[w] == "count") bc = sprintf("%d ", bestv) best
-			else bc = sprintf("%.1f MiB ", bestv) best
-			row = row " " bc " | " (goal[w] == "" ? "—" : goal[w]) " |"
-			print row
-		}
-	}' "$dir/workloads.tsv" "$dir/results.tsv"
-	[ -f "$dir/footer.md" ] && cat "$dir/footer.md"
-	return 0
-}
+# report DIR: results.tsv (+ workloads.tsv, header.md, footer.md) -> results.md
+# on stdout; the targets' columns in ALL_TARGETS's order, the best of PEERS
+report() { python3 "$HERE/report.py" report "$1" "$ALL_TARGETS" "$PEERS"; }
 
 case "${1:-}" in
 --report)
@@ -981,14 +886,8 @@ OUT=$OUTROOT/$STAMP-$COMMIT
 mkdir -p "$OUT" || die "cannot create $OUT"
 
 workload_table >"$OUT/workloads.tsv"
-awk -F '\t' 'BEGIN { OFS = "\t"; print "workload", "target", "rep", "seconds", "ratio", "kib" }
-	{ w[NR] = $1; t[NR] = $2; r[NR] = $3; s[NR] = $4; k[NR] = $5
-	  if ($2 == "native" && $4 != "FAIL" && $4 != "NA") nat[$1, $3] = $4 }
-	END { for (i = 1; i <= NR; i++) {
-		ratio = "NA"
-		if (s[i] != "FAIL" && s[i] != "NA" && ((w[i], r[i]) in nat) && nat[w[i], r[i]] > 0)
-			ratio = sprintf("%.4f", s[i] / nat[w[i], r[i]])
-		print w[i], t[i], r[i], s[i], ratio, k[i] } }' "$RAW" >"$OUT/results.tsv"
+# each row with its ratio to native in the same repetition
+python3 "$HERE/report.py" results "$RAW" >"$OUT/results.tsv"
 
 # unmount (awfs then logs its summary), then keep the daemons' logs
 for ((i = ${#MOUNTED[@]} - 1; i >= 0; i--)); do unmount_path "${MOUNTED[$i]}"; done

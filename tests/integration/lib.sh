@@ -8,8 +8,20 @@
 
 set -u
 
-AWFS=${AWFS:?AWFS must name the awfs binary}
-AWFS_PROBE=${AWFS_PROBE:?AWFS_PROBE must name the probe binary}
+# The programs and files under test. `make check` names each one
+# (AM_TESTS_ENVIRONMENT in Makefile.am); a test run by hand from a built tree
+# (sudo bash tests/integration/mount.sh) finds them in the tree this file is
+# in, which is the build tree unless the build is out of tree (then set them).
+AWFS_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+: "${AWFS:=$AWFS_TOP/awfs}" "${AWFSCTL:=$AWFS_TOP/awfsctl}"
+: "${AWFS_PROBE:=$AWFS_TOP/tests/awfs-probe}" "${AWFS_PARITY:=$AWFS_TOP/tests/awfs-parity}"
+: "${AWFS_CONFORM:=$AWFS_TOP/tests/awfs-conform}" "${AWFS_LOAD:=$AWFS_TOP/tests/awfs-load}"
+: "${AWFS_HAMMER:=$AWFS_TOP/tests/awfs-hammer}" "${AWFS_ADVERSARY:=$AWFS_TOP/tests/awfs-adversary}"
+: "${AWFS_RACE_SHIM:=$AWFS_TOP/tests/race-shim.so}" "${AWFS_TESTS:=$AWFS_TOP/tests}"
+: "${AWFS_DEFAULT_POLICY:=$AWFS_TOP/etc/awfs/policy.conf}"
+export AWFS AWFSCTL AWFS_PROBE AWFS_PARITY AWFS_CONFORM AWFS_LOAD AWFS_HAMMER AWFS_ADVERSARY \
+	AWFS_RACE_SHIM AWFS_TESTS AWFS_DEFAULT_POLICY
+[ -x "$AWFS" ] || { echo "$AWFS: no such program (make check TESTS= builds it and the test programs; or set AWFS)"; exit 99; }
 AGENT_UID=${AWFS_TEST_UID:-1000}
 
 PASS=0
@@ -81,12 +93,12 @@ write_policy() {
 	chmod 644 "$POLICY"
 }
 
-# mount_awfs [extra awfs args]: start awfs in the foreground, wait for the mount
 # awfs_mounts PATH: how many awfs mounts are stacked at PATH
 awfs_mounts() {
 	awk -v p="$1" '$5 == p { for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "fuse.awfs") n++; break } } END { print n + 0 }' /proc/self/mountinfo
 }
 
+# mount_awfs [extra awfs args]: start awfs in the foreground, wait for the mount
 # (awfs says "ready" on a FIFO once the mount serves: no polling, no time
 # limit, whatever the load; end of file means it exited without mounting)
 mount_awfs() {

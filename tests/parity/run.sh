@@ -19,15 +19,10 @@ WRAPPER=$here/../../contrib/virtiofsd/awfs-virtiofsd
 command -v unshare >/dev/null || skip "no unshare (util-linux)"
 command -v setfattr >/dev/null || skip "no setfattr (attr)"
 
+# removed by lib.sh's EXIT trap; the namespaces took their mounts with them,
+# nothing is left mounted here
 T=$(mktemp -d /tmp/awfs-parity.XXXXXX)
 chmod 755 "$T"
-cleanup() {
-	rc=$?
-	# the namespaces took their mounts with them; nothing is left mounted here
-	if [ -n "${AWFS_PARITY_KEEP:-}" ]; then echo "# kept $T"; else rm -rf "$T"; fi
-	exit $rc
-}
-trap cleanup EXIT
 
 # transcript NAME: the lines between the markers in $T/NAME.raw, in $T/NAME.txt
 transcript() {
@@ -38,15 +33,16 @@ cp "$here/policy.conf" "$T/policy.conf"
 chmod 644 "$T/policy.conf"
 
 # ---- container: a fresh mount and pid namespace, awfs over the directory
+# (lib.sh's mount_awfs, exported to the namespace's shell with what it reads)
 bash "$here/fixture.sh" "$T/c" "$AGENT"
-unshare --mount --pid --fork --mount-proc --propagation private bash -c '
-	"$1" "$2" --policy "$3" -f --log "$4" &
-	p=$!
-	for i in $(seq 100); do grep -q " $2 .* fuse.awfs " /proc/self/mountinfo && break; sleep 0.05; done
+export -f mount_awfs
+MNT="$T/c" POLICY="$T/policy.conf" LOG="$T/container.log" T="$T" \
+	unshare --mount --pid --fork --mount-proc --propagation private bash -c '
+	mount_awfs
 	echo @@PARITY-BEGIN@@
-	"$5" "$2" "$6"
+	"$1" "$MNT" "$2"
 	echo @@PARITY-END@@
-	kill $p; wait $p' _ "$AWFS" "$T/c" "$T/policy.conf" "$T/container.log" "$PARITY" "$AGENT" \
+	kill $AWFS_PID; wait $AWFS_PID' _ "$PARITY" "$AGENT" \
 	>"$T/container.raw" 2>"$T/container.err"
 transcript container
 compare container "$T/container.txt"
@@ -102,5 +98,4 @@ rm -rf "$(sed -n 's/.*work dir kept: //p' "$T/virtiofs.err")"
 check "virtiofs: nothing of awfs is left mounted on the host" "0" "$(grep -c " $T/v " /proc/self/mountinfo)"
 check "the three transcripts are byte-identical" "same" \
 	"$(cmp -s "$T/container.txt" "$T/virtiofs.txt" && cmp -s "$T/container.txt" "$T/in-guest.txt" && echo same)"
-echo "# $PASS passed, $FAIL failed"
-[ "$FAIL" = 0 ]
+finish

@@ -133,7 +133,7 @@ static void test_lru(void **state)
 	assert_int_equal(inode_host_files(), NFILES);
 	assert_int_equal(pokes, 2);	/* the 4th and the 5th file */
 	sub = take("sub");
-	/* a directory counts towards the mark (it holds an fd) ... */
+	/* a directory counts towards the mark (it holds an fd) */
 	assert_int_equal(inode_host_files(), NFILES);
 	assert_int_equal(inode_host_dirs(), 1);
 	assert_int_equal(pokes, 3);
@@ -144,8 +144,10 @@ static void test_lru(void **state)
 	/* a second lookup makes a file the newest */
 	assert_ptr_equal(take("f4"), in[4]);
 	assert_string_equal(oldest(NFILES), "f0 f1 f2 f3 f4");
-	/* never more than there are */
-	/* ... but is never named: dropping it would drop its subtree */
+	/*
+	 * never more than there are, and the directory (counted towards the
+	 * mark above) is never named: dropping it would drop its subtree
+	 */
 	assert_string_equal(oldest(NFILES + 1), "f0 f1 f2 f3 f4");
 
 	/* a rename through awfs: the kernel has the file under its new name now */
