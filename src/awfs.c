@@ -65,7 +65,6 @@ struct options {
 	char *positional[2];
 	int npositional;
 	int foreground;
-	int debug;
 	int xattr;
 	int no_info_dir;
 	int fail_on_denial;
@@ -276,7 +275,6 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		return 0;
 	}
 	case KEY_DEBUG:
-		o->debug = 1;
 		o->foreground = 1;
 		return 1;	/* keep: libfuse prints the requests */
 	case KEY_XATTR:
@@ -479,10 +477,10 @@ static void unbind_aliases(char **paths, size_t n, const char *mnt)
 
 	if (n == 0)
 		return;	/* no mountinfo to read at every unmount */
-	if (mountinfo_find(NULL, mnt, &self) != 0)
+	if (mountinfo_find(mnt, &self) != 0)
 		self.source = NULL;
 	for (size_t i = 0; i < n; i++) {
-		if (mountinfo_find(NULL, paths[i], &m) != 0)
+		if (mountinfo_find(paths[i], &m) != 0)
 			continue;
 		if (strcmp(m.fstype, "fuse.awfs") == 0 && (!self.source || strcmp(m.source, self.source) == 0) &&
 		    umount2(paths[i], MNT_DETACH) < 0)
@@ -574,7 +572,7 @@ static int find_dead_mount(const char *mountpoint, char *abs, size_t size, int *
 		snprintf(abs, size, "%s/%s", cwd, mountpoint);
 	else
 		return 0;
-	if (mountinfo_find(NULL, abs, &m) != 0)
+	if (mountinfo_find(abs, &m) != 0)
 		return 0;
 	if (strcmp(m.fstype, "fuse.awfs") == 0) {
 		/* statfs always reaches the daemon: no kernel cache answers it */
@@ -632,7 +630,7 @@ static void remove_dead_beneath(const char *mnt)
 	struct awfs_mount m;
 	struct statvfs sv;
 
-	if (mountinfo_find(NULL, mnt, &m) != 0)
+	if (mountinfo_find(mnt, &m) != 0)
 		return;
 	if (strcmp(m.fstype, "fuse.awfs") == 0 && statvfs(mnt, &sv) < 0 && errno == ENOTCONN &&
 	    umount2(mnt, MNT_DETACH) == 0)
