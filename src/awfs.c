@@ -387,7 +387,7 @@ static int prepare_targets(struct awfs_policy *p, int root_fd, const struct stat
 	return bad;
 }
 
-/* One line that says what the boundary is, and the unclassified entries. */
+/* qsort() order for names: byte for byte, as rules match them. */
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
