@@ -135,7 +135,7 @@ void ops_init(const struct awfs_ops_config *c)
 
 		if (err)
 			log_msg(AWFS_LOG_WARN, "cannot watch read-only directories (inotify: %s): "
-				"host changes there are seen within a second", strerror(-err));
+				"host changes there are seen within a second", strerror(err));
 		else if (classify_class(inode_root()->state) == AWFS_CLASS_RO)
 			(void)watch_dir(inode_root());
 	}
