@@ -897,16 +897,16 @@ int main(int argc, char *argv[])
 	}
 	{
 		const char *what = "?";
-		int folds = host_dir_folds_case(root_fd, &what);
+		enum host_case folds = host_dir_folds_case(root_fd, &what);
 
 		/* rules match names byte for byte: a source that folds case would let
 		 * "SECRET" past the mask on "secret" (one that cannot be asked is refused too) */
-		if (folds < 0) {
+		if (folds == HOST_CASE_UNKNOWN) {
 			fprintf(stderr, "awfs: cannot tell whether the source %s matches names case-insensitively: %s\n",
 				src, strerror(errno));
 			EXIT(1);
 		}
-		if (folds) {
+		if (folds == HOST_CASE_FOLDS) {
 			fprintf(stderr, "awfs: the source %s matches names case-insensitively (%s): rules match names byte for byte, so a name in another case would slip past them. Serve a case-sensitive directory.\n",
 				src, what);
 			EXIT(1);

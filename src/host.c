@@ -600,7 +600,7 @@ int host_lseek(int fh, off_t off, int whence, off_t *out)
 	return *out < 0 ? errno : 0;
 }
 
-int host_dir_folds_case(int fd, const char **what)
+enum host_case host_dir_folds_case(int fd, const char **what)
 {
 	static const struct {
 		unsigned long magic;
@@ -618,21 +618,21 @@ int host_dir_folds_case(int fd, const char **what)
 		for (size_t i = 0; i < sizeof(folding) / sizeof(folding[0]); i++)
 			if ((unsigned long)sf.f_type == folding[i].magic) {
 				*what = folding[i].name;
-				return 1;
+				return HOST_CASE_FOLDS;
 			}
 	/* FS_IOC_GETFLAGS needs a real open; an O_PATH fd is refused */
 	fd_name(fd, name);
 	dfd = openat(proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
 	if (dfd < 0)
-		return -1;	/* not known: never taken for "no" */
+		return HOST_CASE_UNKNOWN;
 	if (ioctl(dfd, FS_IOC_GETFLAGS, &flags) < 0)
 		flags = 0;
 	close(dfd);
 	if (flags & FS_CASEFOLD_FL) {
 		*what = "casefold";
-		return 1;
+		return HOST_CASE_FOLDS;
 	}
-	return 0;
+	return HOST_CASE_EXACT;
 }
 
 int host_fd_path(int fd, char *buf, size_t size)
