@@ -407,8 +407,10 @@ static uint64_t fds_kept(unsigned long long fd_cache)
 }
 
 /*
- * Raise the fd limit as far as the system allows (root may go past the hard
- * limit, up to fs.nr_open). Fails (the exit status 1) only when even
+ * Every inode the kernel holds keeps an O_PATH fd: a find over a big tree
+ * needs as many fds as the kernel keeps entries cached. So raise the fd
+ * limit as far as the system allows (root may go past the hard limit, up
+ * to fs.nr_open). Fails (the exit status 1) only when even
  * soft-to-hard is refused; a limit that stays low is a warning with what to
  * do about it.
  */
@@ -766,6 +768,16 @@ static void init_ops(struct awfs_run *r)
 	ops_init(oc);
 }
 
+/* libfuse's handlers: a signal ends the session, and main() unmounts. */
+static int install_signals(struct awfs_run *r)
+{
+	if (fuse_set_signal_handlers(r->se) != 0) {
+		fprintf(stderr, "awfs: cannot install signal handlers\n");
+		return 1;
+	}
+	return 0;
+}
+
 /* The mount: libfuse's, or on top of a dead awfs (remount.h). */
 static int mount_session(struct awfs_run *r)
 {
@@ -902,10 +914,6 @@ int main(int argc, char *argv[])
 	ret = check_policy_fits(&r);
 	if (ret)
 		goto out_free;
-	/*
-	 * Every inode the kernel holds keeps an O_PATH fd: a find over a big
-	 * tree needs as many fds as the kernel keeps entries cached.
-	 */
 	ret = raise_nofile(r.fd_cache);
 	if (ret)
 		goto out_free;
@@ -926,11 +934,9 @@ int main(int argc, char *argv[])
 	init_inodes(&r);
 	init_ops(&r);
 	/* 4. the mount; never auto_unmount (see the head of this file) */
-	ret = 1;
-	if (fuse_set_signal_handlers(r.se) != 0) {
-		fprintf(stderr, "awfs: cannot install signal handlers\n");
+	ret = install_signals(&r);
+	if (ret)
 		goto out_session;
-	}
 	ret = mount_session(&r);
 	if (ret)
 		goto out_signals;
