@@ -27,11 +27,6 @@ int audit_open(const char *file, char *why, size_t len)
 	return audit_fd < 0 ? -1 : 0;
 }
 
-bool audit_enabled(void)
-{
-	return audit_fd >= 0;
-}
-
 /* Start a record: {"time":...,"event":...  */
 static void begin(struct awfs_json *j, const char *event)
 {

@@ -43,8 +43,6 @@ struct awfs_denial {
  * must be). Returns 0, or -1 with the reason in @why.
  */
 int audit_open(const char *file, char *why, size_t len);
-/* Whether an audit file is open. */
-bool audit_enabled(void);
 /* The mount record. */
 void audit_mount(const struct awfs_policy *p, const char *mnt, const char *src,
 		 char *const *uncl, size_t nuncl);

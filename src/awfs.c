@@ -13,6 +13,12 @@
  *  5. bind the mount at each --also-at alias, or unmount and fail;
  *  6. keep only the capabilities serving needs, no new privileges, and a
  *     syscall filter (privs.h), before the first request.
+ * A dead awfs at the mount point is mounted over, never uncovered (remount.h).
+ *
+ * Errors: each step of main() says what failed and why on stderr, and
+ * returns the exit status to leave with (2: the command line, the policy,
+ * the FUSE options; 1: anything else), or 0 to go on. Helpers below the
+ * steps return 0 or a positive errno, as host.h's do.
  */
 #include "config.h"
 
@@ -25,17 +31,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "audit.h"
-#include "check.h"
+#include "boundary.h"
 #include "classify.h"
 #include "host.h"
 #include "info.h"
@@ -49,6 +51,7 @@
 #include "verdict.h"
 #include "token.h"
 #include "privs.h"
+#include "remount.h"
 
 struct options {
 	char *policy;
@@ -66,7 +69,6 @@ struct options {
 	char *positional[2];
 	int npositional;
 	int foreground;
-	int debug;
 	int xattr;
 	int no_info_dir;
 	int fail_on_denial;
@@ -220,8 +222,9 @@ static int set_setting(struct options *o, const struct setting *st, const char *
  * it reads), not one of the standard three. Checked before anything is
  * mounted, so a wrong number is a usage error, not a supervisor that waits
  * forever; close-on-exec, so nothing awfs starts keeps the reader waiting.
+ * Sets *fd; 0, or the exit status 2.
  */
-static int parse_ready_fd(const char *text)
+static int parse_ready_fd(const char *text, int *fd)
 {
 	char *end;
 	long n;
@@ -231,16 +234,17 @@ static int parse_ready_fd(const char *text)
 	n = strtol(text, &end, 10);
 	if (errno || end == text || *end || text[0] == '-' || text[0] == '+' || n < 3 || n > INT_MAX) {
 		fprintf(stderr, "awfs: ready_fd=%s: expected a descriptor number of 3 or more\n", text);
-		return -1;
+		return 2;
 	}
 	fl = fcntl((int)n, F_GETFL);
 	if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY || (fl & O_PATH)) {
 		fprintf(stderr, "awfs: ready_fd=%ld: %s\n", n,
 			fl < 0 ? "not an open descriptor" : "not open for writing");
-		return -1;
+		return 2;
 	}
 	(void)fcntl((int)n, F_SETFD, FD_CLOEXEC);
-	return (int)n;
+	*fd = (int)n;
+	return 0;
 }
 
 /* the mount serves, with every alias: tell the supervisor, once */
@@ -277,7 +281,6 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		return 0;
 	}
 	case KEY_DEBUG:
-		o->debug = 1;
 		o->foreground = 1;
 		return 1;	/* keep: libfuse prints the requests */
 	case KEY_XATTR:
@@ -311,92 +314,9 @@ static void options_free(struct options *o)
 }
 
 /*
- * Every literal allow_write target must exist or carry create. All are
- * checked before any is created, so a refused mount leaves nothing behind.
- * The second pass marks the rules whose target is a regular file (made or
- * found): single files, writable in place only.
- */
-static int prepare_targets(struct awfs_policy *p, int root_fd, const struct stat *root_st,
-			   const char *source)
-{
-	int bad = 0;
-
-	for (int pass = 0; pass < 2 && !bad; pass++) {
-		for (size_t i = 0; i < p->nrules; i++) {
-			struct awfs_rule *r = &p->rules[i];
-			struct stat st;
-			int err;
-
-			if (!check_is_target(r))
-				continue;
-			err = check_target(root_fd, r, &st);
-			if (pass == 1)
-				r->single_file = !err && S_ISREG(st.st_mode);
-			if (err == ENOENT && r->create) {
-				if (pass == 0)
-					continue;
-				err = host_make_target(root_fd, r->path, r->create_file, root_st);
-				r->single_file = !err && r->create_file;
-				if (!err)
-					log_msg(AWFS_LOG_INFO, "created allow_write %s %s/%s (create at %s:%d)",
-						r->create_file ? "file" : "directory", source, r->path,
-						p->file, r->line);
-			}
-			if (err) {
-				char *why = check_target_problem(p, r, source, err);
-
-				fprintf(stderr, "awfs: %s\n", why);
-				free(why);
-				bad = 1;
-			}
-		}
-	}
-	return bad;
-}
-
-/*
- * Say what the boundary is: one log line, the audit mount record, and each
- * unclassified top-level entry found now (logged and audited once).
- */
-static void log_boundary(const struct awfs_policy *p, struct awfs_classifier *c, int root_fd,
-			 const char *mnt, const char *source, const char *info_dir)
-{
-	struct util_str lists[3] = { { 0 }, { 0 }, { 0 } }, uncl_text = { 0 };
-	char **uncl = NULL;
-	char esc[3 * PATH_MAX], emnt[3 * PATH_MAX], esrc[3 * PATH_MAX];
-	size_t nuncl = 0;
-
-	for (size_t i = 0; i < p->nrules; i++) {
-		log_escape(p->rules[i].path, strlen(p->rules[i].path), esc, sizeof(esc));
-		util_str_join(&lists[p->rules[i].cls], ", ", esc);
-	}
-	uncl = check_unclassified_names(c, root_fd, info_dir, &nuncl);
-	for (size_t i = 0; i < nuncl; i++) {
-		log_escape(uncl[i], strlen(uncl[i]), esc, sizeof(esc));
-		util_str_join(&uncl_text, ", ", esc);
-	}
-	log_escape(mnt, strlen(mnt), emnt, sizeof(emnt));
-	log_escape(source, strlen(source), esrc, sizeof(esrc));
-	log_msg(AWFS_LOG_INFO, "mounted %s (source %s%s%s): masked: %s; writable: %s; read-only: %s; unclassified: %s",
-		emnt, esrc, p->runtime ? ", runtime " : "", p->runtime ? p->runtime : "",
-		lists[AWFS_CLASS_MASK].s ? lists[AWFS_CLASS_MASK].s : "none",
-		lists[AWFS_CLASS_WRITE].s ? lists[AWFS_CLASS_WRITE].s : "none",
-		lists[AWFS_CLASS_RO].s ? lists[AWFS_CLASS_RO].s : "none (everything else is read-only)",
-		uncl_text.s ? uncl_text.s : "none");
-	audit_mount(p, mnt, source, uncl, nuncl);
-	for (size_t i = 0; i < nuncl; i++) {
-		verdict_note_unclassified(uncl[i]);
-		free(uncl[i]);
-	}
-	for (int i = 0; i < 3; i++)
-		free(lists[i].s);
-	free(uncl_text.s);
-	free(uncl);
-}
-
-/*
  * Bind the live mount at each alias before awfs returns to its caller, so no
- * alias ever shows the raw directory. On failure undo the ones made.
+ * alias ever shows the raw directory. On failure undo the ones made (the
+ * exit status 1).
  */
 static int bind_aliases(const char *mnt, char **paths, size_t n)
 {
@@ -406,7 +326,7 @@ static int bind_aliases(const char *mnt, char **paths, size_t n)
 				strerror(errno));
 			while (i-- > 0)
 				umount2(paths[i], MNT_DETACH);
-			return -1;
+			return 1;
 		}
 	}
 	return 0;
@@ -419,10 +339,10 @@ static void unbind_aliases(char **paths, size_t n, const char *mnt)
 
 	if (n == 0)
 		return;	/* no mountinfo to read at every unmount */
-	if (mountinfo_find(NULL, mnt, &self) != 0)
+	if (mountinfo_find(mnt, &self) != 0)
 		self.source = NULL;
 	for (size_t i = 0; i < n; i++) {
-		if (mountinfo_find(NULL, paths[i], &m) != 0)
+		if (mountinfo_find(paths[i], &m) != 0)
 			continue;
 		if (strcmp(m.fstype, "fuse.awfs") == 0 && (!self.source || strcmp(m.source, self.source) == 0) &&
 		    umount2(paths[i], MNT_DETACH) < 0)
@@ -430,154 +350,6 @@ static void unbind_aliases(char **paths, size_t n, const char *mnt)
 		mountinfo_free(&m);
 	}
 	mountinfo_free(&self);
-}
-
-/*
- * Open the directory that a dead mount at @abs covers, without ever
- * uncovering it here: a child process detaches the dead mount in a private
- * mount namespace of its own, opens the directory beneath, and passes the fd
- * back over a socket. Returns 0 and sets *fd, or an errno value.
- */
-static int open_beneath(const char *abs, int *fd)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	char c = 0;
-	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = u.buf,
-		.msg_controllen = sizeof(u.buf),
-	};
-	struct cmsghdr *cm;
-	int sv[2], status, err = 0;
-	pid_t pid;
-
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-		return errno;
-	pid = fork();
-	if (pid < 0) {
-		err = errno;
-		close(sv[0]);
-		close(sv[1]);
-		return err;
-	}
-	if (pid == 0) {
-		int dfd;
-
-		close(sv[0]);
-		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-		    umount2(abs, MNT_DETACH) < 0 ||
-		    (dfd = open(abs, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-			_exit(1);
-		cm = CMSG_FIRSTHDR(&msg);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &dfd, sizeof(int));
-		_exit(sendmsg(sv[1], &msg, 0) == 1 ? 0 : 1);
-	}
-	close(sv[1]);
-	if (recvmsg(sv[0], &msg, MSG_CMSG_CLOEXEC) != 1 || !(cm = CMSG_FIRSTHDR(&msg)) ||
-	    cm->cmsg_type != SCM_RIGHTS)
-		err = EIO;
-	else
-		memcpy(fd, CMSG_DATA(cm), sizeof(int));
-	close(sv[0]);
-	waitpid(pid, &status, 0);
-	return err;
-}
-
-/*
- * A dead awfs (its daemon killed) leaves a mount where every access fails
- * with ENOTCONN, on purpose. A new awfs for the same mount point replaces it
- * without a moment of exposure: it mounts on top of the dead mount (serving
- * the directory beneath, opened by open_beneath() when the mount point is
- * the source), and takes the dead mount away only when it unmounts itself.
- * Returns 1 when a dead mount is there (and sets *beneath to the directory
- * under it, or -1), 0 when none is, -1 (after saying why) for a live awfs.
- */
-static int find_dead_mount(const char *mountpoint, char *abs, size_t size, int *beneath)
-{
-	char cwd[PATH_MAX];
-	struct awfs_mount m;
-	struct statvfs sv;
-	int ret = 0;
-
-	*beneath = -1;
-	if (mountpoint[0] == '/')
-		snprintf(abs, size, "%s", mountpoint);
-	else if (getcwd(cwd, sizeof(cwd)))
-		snprintf(abs, size, "%s/%s", cwd, mountpoint);
-	else
-		return 0;
-	if (mountinfo_find(NULL, abs, &m) != 0)
-		return 0;
-	if (strcmp(m.fstype, "fuse.awfs") == 0) {
-		/* statfs always reaches the daemon: no kernel cache answers it */
-		if (statvfs(abs, &sv) < 0 && errno == ENOTCONN) {
-			int err = open_beneath(abs, beneath);
-
-			if (err)
-				fprintf(stderr, "awfs: cannot open the directory under the dead awfs mount at %s: %s\n",
-					abs, strerror(err));
-			ret = err ? -1 : 1;
-		} else {
-			fprintf(stderr, "awfs: an awfs is already mounted at %s (unmount it first: fusermount3 -u %s)\n",
-				abs, abs);
-			ret = -1;
-		}
-	}
-	mountinfo_free(&m);
-	return ret;
-}
-
-/*
- * Mount on top of a dead awfs mount ourselves. libfuse's own mount would
- * stat() the mount point first, which a dead mount answers with ENOTCONN;
- * mount(2) resolves the path without asking the dead daemon anything. The
- * /dev/fuse fd goes to libfuse as "/dev/fd/N", its way of serving a mount
- * made by someone else. Returns the fd, or -1 after saying why.
- */
-static int mount_over_dead(const char *mnt, const char *src)
-{
-	char opts[256], *fsname;
-	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
-
-	if (fd < 0) {
-		fprintf(stderr, "awfs: cannot open /dev/fuse: %s\n", strerror(errno));
-		return -1;
-	}
-	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=%u,group_id=%u,default_permissions%s",
-		 fd, (unsigned)getuid(), (unsigned)getgid(), geteuid() == 0 ? ",allow_other" : "");
-	fsname = util_xstrdup(src);
-	for (char *p = fsname; *p; p++)
-		if (*p == ',')
-			*p = '_';
-	if (mount(fsname, mnt, "fuse.awfs", MS_NOSUID | MS_NODEV, opts) < 0) {
-		fprintf(stderr, "awfs: cannot mount on %s: %s\n", mnt, strerror(errno));
-		close(fd);
-		fd = -1;
-	}
-	free(fsname);
-	return fd;
-}
-
-/* After our own unmount: take away the dead awfs mount we were stacked on. */
-static void remove_dead_beneath(const char *mnt)
-{
-	struct awfs_mount m;
-	struct statvfs sv;
-
-	if (mountinfo_find(NULL, mnt, &m) != 0)
-		return;
-	if (strcmp(m.fstype, "fuse.awfs") == 0 && statvfs(mnt, &sv) < 0 && errno == ENOTCONN &&
-	    umount2(mnt, MNT_DETACH) == 0)
-		log_msg(AWFS_LOG_INFO, "removed the dead awfs mount that was beneath %s", mnt);
-	mountinfo_free(&m);
 }
 
 /* The FUSE options awfs always sets: the ones its guarantees rest on. */
@@ -635,9 +407,12 @@ static uint64_t fds_kept(unsigned long long fd_cache)
 }
 
 /*
- * Raise the fd limit as far as the system allows (root may go past the hard
- * limit, up to fs.nr_open). Fails only when even soft-to-hard is refused;
- * a limit that stays low is a warning with what to do about it.
+ * Every inode the kernel holds keeps an O_PATH fd: a find over a big tree
+ * needs as many fds as the kernel keeps entries cached. So raise the fd
+ * limit as far as the system allows (root may go past the hard limit, up
+ * to fs.nr_open). Fails (the exit status 1) only when even
+ * soft-to-hard is refused; a limit that stays low is a warning with what to
+ * do about it.
  */
 static int raise_nofile(unsigned long long fd_cache)
 {
@@ -660,7 +435,7 @@ static int raise_nofile(unsigned long long fd_cache)
 		if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
 			fprintf(stderr, "awfs: cannot raise the open file limit to %llu: %s\n",
 				(unsigned long long)rl.rlim_max, strerror(errno));
-			return -1;
+			return 1;
 		}
 	}
 	if (rl.rlim_cur < AWFS_MIN_NOFILE)
@@ -669,360 +444,522 @@ static int raise_nofile(unsigned long long fd_cache)
 	return 0;
 }
 
-/* Leave main() through the cleanup, with exit status @n. */
-#define EXIT(n) do { ret = (n); goto out_free; } while (0)
-
-int main(int argc, char *argv[])
-{
-	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-	struct options o = { .xattr = -1 };
-	unsigned long spin_us = LOOP_SPIN_US_DEFAULT;
-	unsigned long long fd_cache = 0;
-	int ready_fd = -1;
-	struct awfs_ops_config oc = { 0 };
-	struct awfs_policy *policy = NULL;
-	struct awfs_classifier *classifier = NULL;
+/*
+ * What main() sets up, in order; main()'s labels take it down in reverse.
+ * root_fd is never closed: the inode table holds it as the root's fd.
+ */
+struct awfs_run {
+	struct fuse_args args;
+	struct options o;
+	const char *mountpoint;		/* as given */
+	unsigned long spin_us;
+	unsigned long long fd_cache;	/* 0: fds_kept() picks */
+	int ready_fd;
+	struct awfs_policy *policy;
+	struct awfs_classifier *classifier;
+	struct awfs_ops_config oc;
 	struct fuse_session *se;
-	struct stat root_st, mst;
-	char mnt[PATH_MAX], src[PATH_MAX];
-	const char *mountpoint, *source;
-	char *summary;
-	int root_fd, beneath, over_dead, err, ret = 1;
+	char mnt[PATH_MAX], src[PATH_MAX];	/* absolute, resolved */
+	struct stat root_st;
+	int root_fd;
+	bool over_dead;		/* mounted on top of a dead awfs (remount.h) */
+};
 
-	if (fuse_opt_parse(&args, &o, awfs_opts, opt_proc) < 0)
-		EXIT(2);
-	if (o.xattr < 0)
-		o.xattr = 0;
-	if (o.no_info_dir && o.info_dir) {
-		fprintf(stderr, "awfs: both --info-dir %s and --no-info-dir given: say one\n", o.info_dir);
-		EXIT(2);
+/*
+ * Parse the command line; answer --help and --version (status 0, and
+ * o.show_help or o.show_version says the run ends there).
+ */
+static int read_options(struct awfs_run *r)
+{
+	struct options *o = &r->o;
+
+	if (fuse_opt_parse(&r->args, o, awfs_opts, opt_proc) < 0)
+		return 2;
+	if (o->xattr < 0)
+		o->xattr = 0;
+	if (o->no_info_dir && o->info_dir) {
+		fprintf(stderr, "awfs: both --info-dir %s and --no-info-dir given: say one\n", o->info_dir);
+		return 2;
 	}
-	if (o.show_help) {
+	if (o->show_help) {
 		usage(stdout);
-		EXIT(0);
+		return 0;
 	}
-	if (o.show_version) {
+	if (o->show_version)
 		printf("awfs %s (libfuse %d.%d, FUSE_USE_VERSION %d)\n", PACKAGE_VERSION,
 		       fuse_version() / 100, fuse_version() % 100, FUSE_USE_VERSION);
-		EXIT(0);
-	}
-	if (o.npositional == 0) {
+	return 0;
+}
+
+/* The mount point, the source, the policy file and the named settings. */
+static int check_names(struct awfs_run *r)
+{
+	struct options *o = &r->o;
+
+	if (o->npositional == 0) {
 		fprintf(stderr, "awfs: no mount point given\n");
 		usage(stderr);
-		EXIT(2);
+		return 2;
 	}
-	mountpoint = o.positional[o.npositional - 1];
-	if (o.npositional == 2 && o.source) {
+	r->mountpoint = o->positional[o->npositional - 1];
+	if (o->npositional == 2 && o->source) {
 		fprintf(stderr, "awfs: the source given twice (`%s' before the mount point, and `%s'): say it once\n",
-			o.positional[0], o.source);
-		EXIT(2);
+			o->positional[0], o->source);
+		return 2;
 	}
-	if (o.npositional == 2)
-		o.source = util_xstrdup(o.positional[0]);
-	if (!o.policy) {
-		fprintf(stderr, "awfs: no policy given: awfs %s --policy /etc/awfs/policy.conf\n", mountpoint);
-		EXIT(2);
+	if (o->npositional == 2)
+		o->source = util_xstrdup(o->positional[0]);
+	if (!o->policy) {
+		fprintf(stderr, "awfs: no policy given: awfs %s --policy /etc/awfs/policy.conf\n", r->mountpoint);
+		return 2;
 	}
-	if (o.runtime && !policy_runtime_known(o.runtime)) {
-		fprintf(stderr, "awfs: unknown runtime `%s': expected one of %s\n", o.runtime,
+	if (o->runtime && !policy_runtime_known(o->runtime)) {
+		fprintf(stderr, "awfs: unknown runtime `%s': expected one of %s\n", o->runtime,
 			policy_runtime_list());
-		EXIT(2);
+		return 2;
 	}
-	if (o.info_dir && (!o.info_dir[0] || strchr(o.info_dir, '/') || strcmp(o.info_dir, ".") == 0 ||
-			   strcmp(o.info_dir, "..") == 0 || strlen(o.info_dir) > NAME_MAX)) {
-		fprintf(stderr, "awfs: --info-dir %s: expected one file name, such as .awfs\n", o.info_dir);
-		EXIT(2);
+	if (o->info_dir && (!o->info_dir[0] || strchr(o->info_dir, '/') || strcmp(o->info_dir, ".") == 0 ||
+			    strcmp(o->info_dir, "..") == 0 || strlen(o->info_dir) > NAME_MAX)) {
+		fprintf(stderr, "awfs: --info-dir %s: expected one file name, such as .awfs\n", o->info_dir);
+		return 2;
 	}
-	if (o.cache && strcmp(o.cache, "auto") != 0 && strcmp(o.cache, "strict") != 0 &&
-	    strcmp(o.cache, "always") != 0 && strcmp(o.cache, "never") != 0) {
-		fprintf(stderr, "awfs: cache=%s: expected cache=auto, strict, always or never\n", o.cache);
-		EXIT(2);
+	if (o->cache && strcmp(o->cache, "auto") != 0 && strcmp(o->cache, "strict") != 0 &&
+	    strcmp(o->cache, "always") != 0 && strcmp(o->cache, "never") != 0) {
+		fprintf(stderr, "awfs: cache=%s: expected cache=auto, strict, always or never\n", o->cache);
+		return 2;
 	}
-	if (o.spin) {
-		char *end;
+	return 0;
+}
 
+/* spin=, fd_cache= and --ready-fd: numbers, each in its range. */
+static int check_numbers(struct awfs_run *r)
+{
+	const struct options *o = &r->o;
+	char *end;
+
+	if (o->spin) {
 		errno = 0;
-		spin_us = strtoul(o.spin, &end, 10);
-		if (errno || end == o.spin || *end || o.spin[0] == '-' || spin_us > LOOP_SPIN_US_MAX) {
-			fprintf(stderr, "awfs: spin=%s: expected microseconds, 0 to %d\n", o.spin,
+		r->spin_us = strtoul(o->spin, &end, 10);
+		if (errno || end == o->spin || *end || o->spin[0] == '-' || r->spin_us > LOOP_SPIN_US_MAX) {
+			fprintf(stderr, "awfs: spin=%s: expected microseconds, 0 to %d\n", o->spin,
 				LOOP_SPIN_US_MAX);
-			EXIT(2);
+			return 2;
 		}
 	}
-	if (o.fd_cache) {
-		char *end;
-
+	if (o->fd_cache) {
 		errno = 0;
-		fd_cache = strtoull(o.fd_cache, &end, 10);
-		if (errno || end == o.fd_cache || *end || !isdigit((unsigned char)o.fd_cache[0]) ||
-		    fd_cache < 64) {
+		r->fd_cache = strtoull(o->fd_cache, &end, 10);
+		if (errno || end == o->fd_cache || *end || !isdigit((unsigned char)o->fd_cache[0]) ||
+		    r->fd_cache < 64) {
 			fprintf(stderr, "awfs: fd_cache=%s: expected a number of fds, 64 or more\n",
-				o.fd_cache);
-			EXIT(2);
+				o->fd_cache);
+			return 2;
 		}
 	}
-	if (o.ready_fd) {
-		ready_fd = parse_ready_fd(o.ready_fd);
-		if (ready_fd < 0)
-			EXIT(2);
-	}
+	if (o->ready_fd)
+		return parse_ready_fd(o->ready_fd, &r->ready_fd);
+	return 0;
+}
 
-	/* 1. the policy, whole */
-	policy = policy_load_or_report(o.policy, o.runtime, stderr, "awfs", "; nothing mounted");
-	if (!policy)
-		EXIT(2);
+/* The policy, whole (all its errors, then nothing mounted). */
+static int load_policy(struct awfs_run *r)
+{
+	r->policy = policy_load_or_report(r->o.policy, r->o.runtime, stderr, "awfs", "; nothing mounted");
+	return r->policy ? 0 : 2;
+}
 
-	if (!o.no_info_dir) {
-		const char *name = o.info_dir ? o.info_dir : ".awfs";
+/*
+ * The options against the policy: the information directory would hide
+ * what a rule names there; --fail-on-denial in the background is a warning.
+ */
+static int check_policy_fits(const struct awfs_run *r)
+{
+	const struct awfs_policy *p = r->policy;
+	const char *name = r->o.info_dir ? r->o.info_dir : ".awfs";
 
-		/* the information directory would hide what a rule names there */
-		for (size_t i = 0; i < policy->nrules; i++) {
-			const struct awfs_rule *r = &policy->rules[i];
+	for (size_t i = 0; i < p->nrules && !r->o.no_info_dir; i++) {
+		const struct awfs_rule *rule = &p->rules[i];
 
-			if (r->ncomps && fnmatch(r->comps[0], name, 0) == 0) {
-				fprintf(stderr, "awfs: the information directory %s would hide what %s rule \"%s\" (%s:%d) names; pick another with --info-dir NAME, or --no-info-dir\n",
-					name, policy_class_key(r->cls), r->path, policy->file, r->line);
-				EXIT(2);
-			}
+		if (rule->ncomps && fnmatch(rule->comps[0], name, 0) == 0) {
+			fprintf(stderr, "awfs: the information directory %s would hide what %s rule \"%s\" (%s:%d) names; pick another with --info-dir NAME, or --no-info-dir\n",
+				name, policy_class_key(rule->cls), rule->path, p->file, rule->line);
+			return 2;
 		}
 	}
-	if (o.fail_on_denial && !o.foreground)
+	if (r->o.fail_on_denial && !r->o.foreground)
 		fprintf(stderr, "awfs: warning: --fail-on-denial without -f: in the background the exit status reaches nobody\n");
+	return 0;
+}
 
-	/*
-	 * Every inode the kernel holds keeps an O_PATH fd: a find over a big
-	 * tree needs as many fds as the kernel keeps entries cached.
-	 */
-	if (raise_nofile(fd_cache) < 0)
-		EXIT(1);
+/* The mount point's absolute path, or the dead awfs mount there to replace. */
+static int find_mount_point(struct awfs_run *r, int *beneath)
+{
+	struct stat mst;
 
-	/* 2. the mount point and the source, opened before the mount covers it */
-	umask(0);	/* the kernel already applied the caller's umask */
-	err = host_init();
-	if (err) {
-		fprintf(stderr, "awfs: cannot open /proc/self/fd: %s\n", strerror(err));
-		EXIT(1);
-	}
-	over_dead = find_dead_mount(mountpoint, mnt, sizeof(mnt), &beneath);
-	if (over_dead < 0)
-		EXIT(1);
-	if (over_dead) {
+	if (remount_find_dead(r->mountpoint, r->mnt, sizeof(r->mnt), &r->over_dead, beneath) != 0)
+		return 1;
+	if (r->over_dead) {
 		/* mnt is the absolute path of the dead mount; realpath would fail on it */
-		fprintf(stderr, "awfs: replacing the dead awfs mount at %s\n", mnt);
-	} else if (!realpath(mountpoint, mnt) || stat(mnt, &mst) < 0 || !S_ISDIR(mst.st_mode)) {
-		fprintf(stderr, "awfs: bad mount point `%s': %s\n", mountpoint,
+		fprintf(stderr, "awfs: replacing the dead awfs mount at %s\n", r->mnt);
+	} else if (!realpath(r->mountpoint, r->mnt) || stat(r->mnt, &mst) < 0 || !S_ISDIR(mst.st_mode)) {
+		fprintf(stderr, "awfs: bad mount point `%s': %s\n", r->mountpoint,
 			errno ? strerror(errno) : "Not a directory");
-		EXIT(1);
+		return 1;
 	}
-	source = o.source ? o.source : mnt;
-	if (!o.source && beneath >= 0) {
-		root_fd = beneath;
-		err = fstat(root_fd, &root_st) < 0 ? errno : 0;
-		snprintf(src, sizeof(src), "%s", mnt);
+	return 0;
+}
+
+/* The source's fd: the directory under a dead mount at the mount point, or opened. */
+static int open_root(struct awfs_run *r, int beneath)
+{
+	const char *source = r->o.source ? r->o.source : r->mnt;
+	int err;
+
+	if (!r->o.source && beneath >= 0) {
+		r->root_fd = beneath;
+		err = fstat(r->root_fd, &r->root_st) < 0 ? errno : 0;
+		snprintf(r->src, sizeof(r->src), "%s", r->mnt);
 	} else {
 		if (beneath >= 0)
 			close(beneath);
-		err = host_open_root(source, &root_fd, &root_st);
-		if (!err && !realpath(source, src))
+		err = host_open_root(source, &r->root_fd, &r->root_st);
+		if (!err && !realpath(source, r->src))
 			err = errno;
 	}
 	if (err) {
 		fprintf(stderr, "awfs: bad source `%s': %s\n", source, strerror(err));
-		EXIT(1);
+		return 1;
 	}
-	{
-		const char *what = "?";
-		int folds = host_dir_folds_case(root_fd, &what);
+	return 0;
+}
 
-		/* rules match names byte for byte: a source that folds case would let
-		 * "SECRET" past the mask on "secret" (one that cannot be asked is refused too) */
-		if (folds < 0) {
-			fprintf(stderr, "awfs: cannot tell whether the source %s matches names case-insensitively: %s\n",
-				src, strerror(errno));
-			EXIT(1);
-		}
-		if (folds) {
-			fprintf(stderr, "awfs: the source %s matches names case-insensitively (%s): rules match names byte for byte, so a name in another case would slip past them. Serve a case-sensitive directory.\n",
-				src, what);
-			EXIT(1);
-		}
+/*
+ * Rules match names byte for byte: a source that folds case would let
+ * "SECRET" past the mask on "secret" (one that cannot be asked is refused too).
+ */
+static int check_case(const struct awfs_run *r)
+{
+	const char *what = "?";
+	enum host_case folds = host_dir_folds_case(r->root_fd, &what);
+
+	if (folds == HOST_CASE_UNKNOWN) {
+		fprintf(stderr, "awfs: cannot tell whether the source %s matches names case-insensitively: %s\n",
+			r->src, strerror(errno));
+		return 1;
 	}
+	if (folds == HOST_CASE_FOLDS) {
+		fprintf(stderr, "awfs: the source %s matches names case-insensitively (%s): rules match names byte for byte, so a name in another case would slip past them. Serve a case-sensitive directory.\n",
+			r->src, what);
+		return 1;
+	}
+	return 0;
+}
 
-	/* the FUSE options are checked here, before anything is created */
-	add_mount_options(&args, src);
-	se = fuse_session_new(&args, &ops_lowlevel, sizeof(ops_lowlevel), NULL);
-	if (!se) {
+/* The mount point and the source, opened before the mount covers them. */
+static int open_source(struct awfs_run *r)
+{
+	int beneath = -1, err;
+
+	umask(0);	/* the kernel already applied the caller's umask */
+	err = host_init();
+	if (err) {
+		fprintf(stderr, "awfs: cannot open /proc/self/fd: %s\n", strerror(err));
+		return 1;
+	}
+	if (find_mount_point(r, &beneath) != 0 || open_root(r, beneath) != 0)
+		return 1;
+	return check_case(r);
+}
+
+/* The FUSE session: its options are checked here, before anything is created. */
+static int new_session(struct awfs_run *r)
+{
+	add_mount_options(&r->args, r->src);
+	r->se = fuse_session_new(&r->args, &ops_lowlevel, sizeof(ops_lowlevel), NULL);
+	if (!r->se) {
 		fprintf(stderr, "awfs: bad FUSE options (see the message above; awfs --help, mount.fuse3(8))\n");
-		EXIT(2);
+		return 2;
 	}
-	if (o.log) {
-		char why[256];
+	return 0;
+}
 
-		if (log_open(o.log, why, sizeof(why)) < 0) {
-			fprintf(stderr, "awfs: cannot open log `%s': %s\n", o.log, why);
-			goto out_session;
+/* The log (syslog in the background: stderr is gone then) and the audit file. */
+static int open_outputs(const struct options *o)
+{
+	char why[256];
+
+	if (o->log) {
+		if (log_open(o->log, why, sizeof(why)) < 0) {
+			fprintf(stderr, "awfs: cannot open log `%s': %s\n", o->log, why);
+			return 1;
 		}
-	} else if (!o.foreground) {
-		log_open("syslog", NULL, 0);	/* stderr is gone once awfs is in the background */
+	} else if (!o->foreground) {
+		log_open("syslog", NULL, 0);
 	}
-	if (o.audit) {
-		char why[256];
-
-		if (audit_open(o.audit, why, sizeof(why)) < 0) {
-			fprintf(stderr, "awfs: cannot open audit file `%s': %s\n", o.audit, why);
-			goto out_session;
-		}
+	if (o->audit && audit_open(o->audit, why, sizeof(why)) < 0) {
+		fprintf(stderr, "awfs: cannot open audit file `%s': %s\n", o->audit, why);
+		return 1;
 	}
+	return 0;
+}
 
-	/* 3. the writable targets */
-	if (prepare_targets(policy, root_fd, &root_st, src))
-		goto out_session;
+/* The classifier and the inode table, rooted at the source. */
+static void init_inodes(struct awfs_run *r)
+{
+	char why[160];
+	struct rlimit rl;
 
-	classifier = classify_new(policy);
-	{
-		char why[160];
-		struct rlimit rl;
+	r->classifier = classify_new(r->policy);
+	if (!inode_init(r->root_fd, &r->root_st, classify_root(r->classifier), why, sizeof(why)))
+		log_msg(AWFS_LOG_WARN, "the source gives no file handles awfs can open (%s): awfs keeps an fd for each file and directory the kernel caches and asks the kernel to drop files past %llu (a directory tree larger than the open file limit fails with EMFILE)",
+			why, (unsigned long long)fds_kept(r->fd_cache));
+	inode_set_fd_cache(fds_kept(r->fd_cache),
+			   getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ?
+				   (uint64_t)rl.rlim_cur : UINT64_MAX);
+}
 
-		if (!inode_init(root_fd, &root_st, classify_root(classifier), why, sizeof(why)))
-			log_msg(AWFS_LOG_WARN, "the source gives no file handles awfs can open (%s): awfs keeps an fd for each file and directory the kernel caches and asks the kernel to drop files past %llu (a directory tree larger than the open file limit fails with EMFILE)",
-				why, (unsigned long long)fds_kept(fd_cache));
-		inode_set_fd_cache(fds_kept(fd_cache),
-				   getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ?
-					   (uint64_t)rl.rlim_cur : UINT64_MAX);
+/*
+ * auto: writable and masked paths change only through awfs (the host
+ * works there before and after the agent), so the kernel may keep what
+ * it learnt for an hour; read-only paths may be written by the host
+ * during the run (spilled payloads): awfs watches them and tells the
+ * kernel of each change, and keeps them a minute (what a watch cannot
+ * see: writes through a mapping until closed, other hard links), or a
+ * second where it cannot watch. The other modes do not watch.
+ */
+static void set_cache_timeouts(struct awfs_ops_config *oc, const char *cache)
+{
+	oc->keep_cache = true;
+	oc->timeout_own = 3600.0;
+	oc->timeout_shared = 1.0;
+	oc->timeout_watched = 60.0;
+	if (cache && strcmp(cache, "strict") == 0) {
+		oc->timeout_own = oc->timeout_watched = 1.0;
+	} else if (cache && strcmp(cache, "always") == 0) {
+		oc->timeout_own = oc->timeout_shared = oc->timeout_watched = 86400.0;
+	} else if (cache && strcmp(cache, "never") == 0) {
+		oc->timeout_own = oc->timeout_shared = oc->timeout_watched = 0.0;
+		oc->keep_cache = false;
 	}
-	oc.policy = policy;
-	oc.classifier = classifier;
-	oc.mountpoint = mnt;
-	oc.source = src;
-	oc.xattr = o.xattr;
-	oc.info_dir = o.no_info_dir ? NULL : o.info_dir ? o.info_dir : ".awfs";
-	info_init(oc.info_dir, policy, mnt);
-	/*
-	 * auto: writable and masked paths change only through awfs (the host
-	 * works there before and after the agent), so the kernel may keep what
-	 * it learnt for an hour; read-only paths may be written by the host
-	 * during the run (spilled payloads): awfs watches them and tells the
-	 * kernel of each change, and keeps them a minute (what a watch cannot
-	 * see: writes through a mapping until closed, other hard links), or a
-	 * second where it cannot watch. The other modes do not watch.
-	 */
-	oc.keep_cache = true;
-	oc.timeout_own = 3600.0;
-	oc.timeout_shared = 1.0;
-	oc.timeout_watched = 60.0;
-	if (o.cache && strcmp(o.cache, "strict") == 0) {
-		oc.timeout_own = oc.timeout_watched = 1.0;
-	} else if (o.cache && strcmp(o.cache, "always") == 0) {
-		oc.timeout_own = oc.timeout_shared = oc.timeout_watched = 86400.0;
-	} else if (o.cache && strcmp(o.cache, "never") == 0) {
-		oc.timeout_own = oc.timeout_shared = oc.timeout_watched = 0.0;
-		oc.keep_cache = false;
-	}
-	ops_init(&oc);
+}
 
-	/* 4. the mount; never auto_unmount (see the head of this file) */
-	if (fuse_set_signal_handlers(se) != 0) {
+/* The request handlers' configuration, and the information directory. */
+static void init_ops(struct awfs_run *r)
+{
+	struct awfs_ops_config *oc = &r->oc;
+
+	oc->policy = r->policy;
+	oc->classifier = r->classifier;
+	oc->mountpoint = r->mnt;
+	oc->source = r->src;
+	oc->xattr = r->o.xattr;
+	oc->info_dir = r->o.no_info_dir ? NULL : r->o.info_dir ? r->o.info_dir : ".awfs";
+	info_init(oc->info_dir, r->policy, r->mnt);
+	set_cache_timeouts(oc, r->o.cache);
+	ops_init(oc);
+}
+
+/* libfuse's handlers: a signal ends the session, and main() unmounts. */
+static int install_signals(struct awfs_run *r)
+{
+	if (fuse_set_signal_handlers(r->se) != 0) {
 		fprintf(stderr, "awfs: cannot install signal handlers\n");
-		goto out_session;
+		return 1;
 	}
-	if (over_dead) {
-		char devfd[32];
-		int fd = mount_over_dead(mnt, src);
+	return 0;
+}
 
-		snprintf(devfd, sizeof(devfd), "/dev/fd/%d", fd);
-		if (fd < 0)
-			goto out_signals;
-		/* libfuse serves it but will not unmount it: out_unmount does */
-		fcntl(fd, F_SETFD, 0);
-		if (fuse_session_mount(se, devfd) != 0) {
-			umount2(mnt, MNT_DETACH);
-			goto out_signals;
-		}
-	} else if (fuse_session_mount(se, mnt) != 0) {
-		fprintf(stderr, "awfs: cannot mount on %s (is /dev/fuse usable?)\n", mnt);
-		goto out_signals;
+/* The mount: libfuse's, or on top of a dead awfs (remount.h). */
+static int mount_session(struct awfs_run *r)
+{
+	if (r->over_dead)
+		return remount_mount(r->se, r->mnt, r->src) != 0;
+	if (fuse_session_mount(r->se, r->mnt) != 0) {
+		fprintf(stderr, "awfs: cannot mount on %s (is /dev/fuse usable?)\n", r->mnt);
+		return 1;
 	}
+	return 0;
+}
+
+/* What serving needs of the mounted session, checked before anyone sees it. */
+static int check_session(struct awfs_run *r)
+{
 	if (!host_can_switch()) {
 		fprintf(stderr, "awfs: cannot act as a caller (setfsuid, setgroups or capset refused): "
 			"awfs would serve requests with its own power; not mounting\n");
-		goto out_unmount;
+		return 1;
 	}
-	if (loop_wrap_io(se) != 0) {
+	if (loop_wrap_io(r->se) != 0) {
 		fprintf(stderr, "awfs: cannot set up the session's I/O\n");
-		goto out_unmount;
+		return 1;
 	}
-	/* 5. the aliases, before the caller is told the mount is ready */
-	if (bind_aliases(mnt, o.also_at, o.nalso) < 0)
-		goto out_unmount;
-	/*
-	 * 6. serve with only what serving needs (privs.h): before the caller is
-	 * told the mount is ready (a failure is then a failed mount, not a
-	 * mount that goes away), and before any thread starts; what is dropped
-	 * stays dropped across the fork that puts awfs in the background.
-	 */
-	{
-		char why[256];
+	return 0;
+}
 
-		if (privs_drop(why, sizeof(why)) < 0) {
-			fprintf(stderr, "awfs: %s: awfs would serve with more power than it needs; not mounting\n",
-				why);
-			goto out_aliases;
-		}
-	}
-	log_boundary(policy, classifier, root_fd, mnt, src, oc.info_dir);
-	{
-		char why[256];
+/*
+ * Serve with only what serving needs (privs.h): before the caller is told
+ * the mount is ready (a failure is then a failed mount, not a mount that
+ * goes away), and before any thread starts; what is dropped stays dropped
+ * across the fork that puts awfs in the background.
+ */
+static int drop_privileges(void)
+{
+	char why[256];
 
-		if (token_publish(mnt, o.also_at, o.nalso, why, sizeof(why)) != 0)
-			log_msg(AWFS_LOG_INFO, "awfsctl verify's probes will be logged and counted as denials: cannot keep this mount's verify token in %s",
-				why);
+	if (privs_drop(why, sizeof(why)) < 0) {
+		fprintf(stderr, "awfs: %s: awfs would serve with more power than it needs; not mounting\n",
+			why);
+		return 1;
 	}
+	return 0;
+}
+
+/* Say what is mounted: the log and audit, awfsctl verify's token, the supervisor. */
+static void announce(struct awfs_run *r)
+{
+	char why[256];
+
+	boundary_log(r->policy, r->classifier, r->root_fd, r->mnt, r->src, r->oc.info_dir);
+	if (token_publish(r->mnt, r->o.also_at, r->o.nalso, why, sizeof(why)) != 0)
+		log_msg(AWFS_LOG_INFO, "awfsctl verify's probes will be logged and counted as denials: cannot keep this mount's verify token in %s",
+			why);
 	/* the mount serves (requests wait for the loop): before the fork, so
 	 * that in the background "ready" comes before the command returns */
-	if (ready_fd >= 0)
-		say_ready(ready_fd);
-	if (fuse_daemonize(o.foreground) != 0) {
+	if (r->ready_fd >= 0)
+		say_ready(r->ready_fd);
+}
+
+/* Into the background unless -f; then this process's /proc/self/fd. */
+static int go_background(const struct awfs_run *r)
+{
+	int err;
+
+	if (fuse_daemonize(r->o.foreground) != 0) {
 		fprintf(stderr, "awfs: cannot go to the background\n");
-		goto out_aliases;
+		return 1;
 	}
-	err = host_init();	/* this process's /proc/self/fd, after the fork */
+	err = host_init();	/* after the fork */
 	if (err) {
 		log_msg(AWFS_LOG_ERR, "cannot open /proc/self/fd: %s; unmounting", strerror(err));
-		goto out_aliases;
+		return 1;
 	}
+	return 0;
+}
 
-	ret = loop_run(se, (unsigned)spin_us, 8, fds_kept(fd_cache), AWFS_INODES_HIGH) < 0;
-	summary = verdict_summary();
-	if (o.fail_on_denial && verdict_denials() > 0) {
+/* Serve until unmounted; the exit status (3: writes denied, --fail-on-denial). */
+static int serve(const struct awfs_run *r)
+{
+	int ret = loop_run(r->se, (unsigned)r->spin_us, 8, fds_kept(r->fd_cache), AWFS_INODES_HIGH) < 0;
+	char *summary = verdict_summary();
+
+	if (r->o.fail_on_denial && verdict_denials() > 0) {
 		/* loud on purpose: the step must not exit 0 over lost writes */
 		fprintf(stderr, "awfs: %s; failing (--fail-on-denial)\n", summary);
 		ret = 3;
 	}
 	free(summary);
-out_aliases:
-	privs_for_unmount();	/* CAP_SYS_ADMIN back, on this thread only, to unmount */
-	token_withdraw(mnt, o.also_at, o.nalso);
-	unbind_aliases(o.also_at, o.nalso, mnt);
-out_unmount:
-	fuse_session_unmount(se);
-	if (over_dead) {
-		/* our mount, made by mount_over_dead(), then the dead one under it */
-		if (umount2(mnt, 0) < 0 && errno != EINVAL)
-			umount2(mnt, MNT_DETACH);
-		remove_dead_beneath(mnt);
-	}
-out_signals:
-	fuse_remove_signal_handlers(se);
-out_session:
-	fuse_session_destroy(se);
-out_free:
-	fuse_opt_free_args(&args);
+	return ret;
+}
+
+/* What every exit frees, mounted or not. */
+static void release(struct awfs_run *r)
+{
+	fuse_opt_free_args(&r->args);
 	ops_fini();
 	info_fini();
 	audit_close();
-	classify_free(classifier);
-	policy_free(policy);
-	options_free(&o);
+	classify_free(r->classifier);
+	policy_free(r->policy);
+	options_free(&r->o);
 	log_close();
+}
+
+/*
+ * The steps in the order of the file's head. Each one that can fail says
+ * why and returns the exit status (1 or 2), else 0; each label undoes what
+ * the steps before it did, in reverse.
+ */
+int main(int argc, char *argv[])
+{
+	struct awfs_run r = {
+		.args = FUSE_ARGS_INIT(argc, argv),
+		.o = { .xattr = -1 },
+		.spin_us = LOOP_SPIN_US_DEFAULT,
+		.ready_fd = -1,
+	};
+	int ret;
+
+	ret = read_options(&r);
+	if (ret || r.o.show_help || r.o.show_version)
+		goto out_free;
+	ret = check_names(&r);
+	if (ret)
+		goto out_free;
+	ret = check_numbers(&r);
+	if (ret)
+		goto out_free;
+	/* 1. the policy, whole */
+	ret = load_policy(&r);
+	if (ret)
+		goto out_free;
+	ret = check_policy_fits(&r);
+	if (ret)
+		goto out_free;
+	ret = raise_nofile(r.fd_cache);
+	if (ret)
+		goto out_free;
+	/* 2. the mount point and the source, opened before the mount covers it */
+	ret = open_source(&r);
+	if (ret)
+		goto out_free;
+	ret = new_session(&r);
+	if (ret)
+		goto out_free;
+	ret = open_outputs(&r.o);
+	if (ret)
+		goto out_session;
+	/* 3. the writable targets */
+	ret = boundary_prepare_targets(r.policy, r.root_fd, &r.root_st, r.src);
+	if (ret)
+		goto out_session;
+	init_inodes(&r);
+	init_ops(&r);
+	/* 4. the mount; never auto_unmount (see the head of this file) */
+	ret = install_signals(&r);
+	if (ret)
+		goto out_session;
+	ret = mount_session(&r);
+	if (ret)
+		goto out_signals;
+	ret = check_session(&r);
+	if (ret)
+		goto out_unmount;
+	/* 5. the aliases, before the caller is told the mount is ready */
+	ret = bind_aliases(r.mnt, r.o.also_at, r.o.nalso);
+	if (ret)
+		goto out_unmount;
+	/* 6. only what serving needs, before the first request */
+	ret = drop_privileges();
+	if (ret)
+		goto out_aliases;
+	announce(&r);
+	ret = go_background(&r);
+	if (ret)
+		goto out_aliases;
+	ret = serve(&r);
+out_aliases:
+	privs_for_unmount();	/* CAP_SYS_ADMIN back, on this thread only, to unmount */
+	token_withdraw(r.mnt, r.o.also_at, r.o.nalso);
+	unbind_aliases(r.o.also_at, r.o.nalso, r.mnt);
+out_unmount:
+	fuse_session_unmount(r.se);
+	if (r.over_dead)
+		remount_unmount(r.mnt);
+out_signals:
+	fuse_remove_signal_handlers(r.se);
+out_session:
+	fuse_session_destroy(r.se);
+out_free:
+	release(&r);
 	return ret;
 }

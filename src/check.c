@@ -72,6 +72,8 @@ int check_target(int root_fd, const struct awfs_rule *r, struct stat *st)
 {
 	int cur = root_fd, err;
 
+	if (r->ncomps == 0)
+		return EINVAL;	/* the root itself, never a target (check_is_target()) */
 	for (size_t i = 0; i < r->ncomps; i++) {
 		int next;
 

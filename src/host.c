@@ -150,11 +150,6 @@ int host_open_named(int dirfd, const char *name, dev_t dev, ino_t ino, int flags
 	return 0;
 }
 
-/*
- * dup3() puts the new description under the old number in one step: a
- * concurrent user of the number (a log line reading its path) sees the one
- * or the other, both the same file, never a closed or reused number.
- */
 int host_open_pinned(int fd, int dirfd, const char *name, dev_t dev, ino_t ino, int flags,
 		     int *out)
 {
@@ -168,6 +163,11 @@ int host_open_pinned(int fd, int dirfd, const char *name, dev_t dev, ino_t ino, 
 	return host_reopen(fd, flags, out);
 }
 
+/*
+ * dup3() puts the new description under the old number in one step: a
+ * concurrent user of the number (a log line reading its path) sees the one
+ * or the other, both the same file, never a closed or reused number.
+ */
 int host_make_readable(int fd, int dirfd, const char *name, dev_t dev, ino_t ino)
 {
 	int r = -1, err = host_open_pinned(fd, dirfd, name, dev, ino, O_RDONLY, &r);
@@ -475,12 +475,7 @@ int host_statfs(int fd, struct statvfs *sv)
 	return ERR(fstatvfs(fd, sv));
 }
 
-/*
- * Extended attributes go through /proc/self/fd/N with the following
- * variants of the calls (the magic link leads to the pinned object). A
- * symlink's own xattrs are not reachable that way; awfs reports EPERM for
- * them, as Linux does for user.* xattrs on symlinks.
- */
+/* The path of @fd's magic link, for the calls that take a path, not an fd. */
 static void proc_path(int fd, char buf[32])
 {
 	snprintf(buf, 32, "/proc/self/fd/%d", fd);
@@ -494,6 +489,13 @@ int host_add_watch(int ifd, int fd, uint32_t mask, int *wd)
 	*wd = inotify_add_watch(ifd, p, mask);
 	return *wd < 0 ? errno : 0;
 }
+
+/*
+ * Extended attributes go through /proc/self/fd/N with the following
+ * variants of the calls (the magic link leads to the pinned object). A
+ * symlink's own xattrs are not reachable that way; awfs reports EPERM for
+ * them, as Linux does for user.* xattrs on symlinks.
+ */
 
 int host_getxattr(int fd, bool is_symlink, const char *name, void *buf, size_t size, size_t *len)
 {
@@ -598,7 +600,7 @@ int host_lseek(int fh, off_t off, int whence, off_t *out)
 	return *out < 0 ? errno : 0;
 }
 
-int host_dir_folds_case(int fd, const char **what)
+enum host_case host_dir_folds_case(int fd, const char **what)
 {
 	static const struct {
 		unsigned long magic;
@@ -616,21 +618,21 @@ int host_dir_folds_case(int fd, const char **what)
 		for (size_t i = 0; i < sizeof(folding) / sizeof(folding[0]); i++)
 			if ((unsigned long)sf.f_type == folding[i].magic) {
 				*what = folding[i].name;
-				return 1;
+				return HOST_CASE_FOLDS;
 			}
 	/* FS_IOC_GETFLAGS needs a real open; an O_PATH fd is refused */
 	fd_name(fd, name);
 	dfd = openat(proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
 	if (dfd < 0)
-		return -1;	/* not known: never taken for "no" */
+		return HOST_CASE_UNKNOWN;
 	if (ioctl(dfd, FS_IOC_GETFLAGS, &flags) < 0)
 		flags = 0;
 	close(dfd);
 	if (flags & FS_CASEFOLD_FL) {
 		*what = "casefold";
-		return 1;
+		return HOST_CASE_FOLDS;
 	}
-	return 0;
+	return HOST_CASE_EXACT;
 }
 
 int host_fd_path(int fd, char *buf, size_t size)

@@ -6,7 +6,9 @@
  *  - every call is relative to a pinned fd: *at() with O_NOFOLLOW /
  *    AT_SYMLINK_NOFOLLOW, or the fd's own /proc/self/fd entry; no host path
  *    string is ever resolved, so a symlink on the host is never followed;
- *  - every function returns 0 or a positive errno value, never -1;
+ *  - every function that can fail returns 0 or a positive errno value,
+ *    never -1; the two questions answer in their own terms
+ *    (host_can_switch(): a bool; host_dir_folds_case(): enum host_case);
  *  - a name passed in has already been checked to be one component
  *    (the kernel guarantees it for FUSE requests).
  */
@@ -114,14 +116,20 @@ int host_fallocate(int fh, int mode, off_t off, off_t len);
 int host_copy_file_range(int fin, off_t off_in, int fout, off_t off_out, size_t len,
 			 unsigned flags, size_t *copied);
 int host_lseek(int fh, off_t off, int whence, off_t *out);
+/* How a host directory matches names (-1, 0, 1: a caller may test < 0 and 0). */
+enum host_case {
+	HOST_CASE_UNKNOWN = -1,	/* cannot tell: never to be taken for exact */
+	HOST_CASE_EXACT = 0,	/* byte for byte, as rules match them */
+	HOST_CASE_FOLDS = 1,	/* case-insensitively */
+};
 /*
  * Whether names in the directory behind @fd are matched case-insensitively
  * on the host: a casefolded ext4/f2fs directory, or a file system that folds
- * case (vfat, exfat, ntfs, cifs/smb, hfs+): 1, and *what set to a word for
- * messages; 0 when not; -1 when it cannot tell (errno set: the directory
- * could not be opened to ask, EMFILE say).
+ * case (vfat, exfat, ntfs, cifs/smb, hfs+): HOST_CASE_FOLDS, and *what set
+ * to a word for messages; HOST_CASE_UNKNOWN when it cannot tell (errno set:
+ * the directory could not be opened to ask, EMFILE say).
  */
-int host_dir_folds_case(int fd, const char **what);
+enum host_case host_dir_folds_case(int fd, const char **what);
 /* The host path of the object behind @fd (for messages only, never opened). */
 int host_fd_path(int fd, char *buf, size_t size);
 

@@ -84,6 +84,13 @@ enum awfs_info_node {
 	AWFS_INFO_NODE_DENIALS,
 };
 
+/* What awfs knows of whether a directory folds case on the host (its folds; ops.c asks). */
+enum awfs_folds {
+	AWFS_FOLDS_UNKNOWN = 0,	/* not asked yet, or the host could not tell (host_case) */
+	AWFS_FOLDS_NOT,		/* names are matched byte for byte */
+	AWFS_FOLDS,		/* the host folds case: the directory is refused */
+};
+
 struct awfs_inode {
 	dev_t dev;
 	union {
@@ -123,7 +130,7 @@ struct awfs_inode {
 					   lookup finds it (table_lock) */
 	unsigned char info;		/* enum awfs_info_node: which node of the information
 					   directory (AWFS_INODE_INFO) */
-	unsigned char folds;		/* directories: enum awfs_folds (ops.c) */
+	unsigned char folds;		/* directories: enum awfs_folds */
 	unsigned char linked;		/* more than one link when last looked up (ops.c) */
 	unsigned char readable;		/* regular files: fd has been made an O_RDONLY fd
 					   (same number), the handle of every plain

@@ -17,12 +17,6 @@ void json_init(struct awfs_json *j)
 	j->first[0] = true;
 }
 
-void json_free(struct awfs_json *j)
-{
-	free(j->out.s);
-	json_init(j);
-}
-
 char *json_take(struct awfs_json *j, size_t *len)
 {
 	char *s = j->out.s ? j->out.s : util_xstrdup("");

@@ -34,8 +34,6 @@ struct awfs_json {
 
 /* Start an empty document. */
 void json_init(struct awfs_json *j);
-/* Free the buffer. */
-void json_free(struct awfs_json *j);
 /* Take the text (NUL-terminated); the writer is empty afterwards. */
 char *json_take(struct awfs_json *j, size_t *len);
 

@@ -40,9 +40,9 @@ void mountinfo_free(struct awfs_mount *m)
 	memset(m, 0, sizeof(*m));
 }
 
-int mountinfo_find(const char *file, const char *path, struct awfs_mount *out)
+int mountinfo_find(const char *path, struct awfs_mount *out)
 {
-	FILE *f = fopen(file ? file : "/proc/self/mountinfo", "re");
+	FILE *f = fopen("/proc/self/mountinfo", "re");
 	char *line = NULL;
 	size_t cap = 0;
 	int found = ENOENT;

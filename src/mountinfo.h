@@ -15,10 +15,10 @@ struct awfs_mount {
 
 /*
  * The mount that is visible at @path (the last one mounted there), read from
- * @file (NULL: /proc/self/mountinfo). Returns 0, ENOENT when nothing is
- * mounted exactly at @path, or another errno value.
+ * /proc/self/mountinfo. Returns 0, ENOENT when nothing is mounted exactly at
+ * @path, or another errno value.
  */
-int mountinfo_find(const char *file, const char *path, struct awfs_mount *out);
+int mountinfo_find(const char *path, struct awfs_mount *out);
 /* Free what mountinfo_find() filled. */
 void mountinfo_free(struct awfs_mount *m);
 

@@ -97,7 +97,7 @@ void ops_init(const struct awfs_ops_config *c)
 
 		if (err)
 			log_msg(AWFS_LOG_WARN, "cannot watch read-only directories (inotify: %s): "
-				"host changes there are seen within a second", strerror(-err));
+				"host changes there are seen within a second", strerror(err));
 		else if (classify_class(inode_root()->state) == AWFS_CLASS_RO)
 			(void)watch_dir(inode_root());
 	}
@@ -357,13 +357,6 @@ static int info_entry(struct awfs_inode *dir, const char *name, struct fuse_entr
 	return 0;
 }
 
-/* Whether a directory folds case on the host (an inode's folds). */
-enum awfs_folds {
-	AWFS_FOLDS_UNKNOWN = 0,	/* not asked yet (or the host could not tell) */
-	AWFS_FOLDS_NOT,		/* names are matched byte for byte */
-	AWFS_FOLDS,		/* the host folds case: refused */
-};
-
 /*
  * Rules match names byte for byte. In a directory that folds case on the
  * host (ext4/f2fs casefold, set by the host; the agent cannot, awfs passes no
@@ -374,7 +367,8 @@ static int refuse_folding(struct awfs_inode *in, const char *name)
 {
 	const char *what = "?";
 	char esc[3 * NAME_MAX + 8];
-	int fd, err, folds;
+	enum host_case folds;
+	int fd, err;
 
 	if (in->folds == AWFS_FOLDS_NOT)
 		return 0;
@@ -383,14 +377,14 @@ static int refuse_folding(struct awfs_inode *in, const char *name)
 		return EACCES;
 	}
 	err = inode_fd(in, &fd);
-	folds = err ? -1 : host_dir_folds_case(fd, &what);
-	if (folds < 0) {
+	folds = err ? HOST_CASE_UNKNOWN : host_dir_folds_case(fd, &what);
+	if (folds == HOST_CASE_UNKNOWN) {
 		/* not known (EMFILE, say): refused this time, asked again next time */
 		err = err ? err : errno;
 		inode_put(in, 1);
 		return err ? err : EIO;
 	}
-	if (!folds) {
+	if (folds == HOST_CASE_EXACT) {
 		in->folds = AWFS_FOLDS_NOT;
 		return 0;
 	}

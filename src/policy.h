@@ -99,7 +99,10 @@ struct awfs_policy *policy_parse(const char *text, const char *name, const char 
 /* Free a policy returned by policy_load() or policy_parse(). */
 void policy_free(struct awfs_policy *p);
 
-/* Whether @pat contains a glob character (*, ? or [). */
+/*
+ * Whether @pat contains a glob character (*, ? or [), or a backslash:
+ * fnmatch() reads that as an escape, so the pattern is no literal name.
+ */
 bool policy_is_glob(const char *pat);
 
 #endif

@@ -101,7 +101,7 @@ static void skipped(struct probe *pr, const char *fmt, ...)
 }
 
 /* An awfs mount, with the options its guarantees rest on, is at @path. */
-static int check_mount(struct probe *pr, const char *file, const char *path)
+static int check_mount(struct probe *pr, const char *path)
 {
 	struct awfs_mount m;
 	char real[PATH_MAX];
@@ -109,7 +109,7 @@ static int check_mount(struct probe *pr, const char *file, const char *path)
 
 	if (!realpath(path, real))
 		return fail(pr, "%s: %s", path, strerror(errno));
-	e = mountinfo_find(file, real, &m);
+	e = mountinfo_find(real, &m);
 	if (e == ENOENT)
 		return fail(pr, "nothing is mounted at %s (expected an awfs mount)", real);
 	if (e)
@@ -371,12 +371,12 @@ int verify_run(const struct awfs_verify_opts *o, FILE *out, FILE *err)
 	p = policy_load_or_report(o->policy, o->runtime, err, "awfsctl verify", "");
 	if (!p)
 		return 2;
-	if (check_mount(&pr, o->mountinfo, o->mountpoint)) {
+	if (check_mount(&pr, o->mountpoint)) {
 		policy_free(p);
 		return 1;
 	}
 	for (size_t i = 0; i < o->nalso; i++) {
-		if (check_mount(&pr, o->mountinfo, o->also_at[i])) {
+		if (check_mount(&pr, o->also_at[i])) {
 			policy_free(p);
 			return 1;
 		}

@@ -16,7 +16,6 @@ struct awfs_verify_opts {
 	const char *runtime;
 	char **also_at;		/* aliases that must be awfs mounts too */
 	size_t nalso;
-	const char *mountinfo;	/* NULL: /proc/self/mountinfo (tests may pass another) */
 };
 
 /* Run the probes; report to @out/@err. Returns 0 (all held), 1 (a failure) or 2 (bad input). */

@@ -67,6 +67,7 @@ struct wnode {
 	struct wnode *next;
 };
 
+/* The one inotify instance, its table of watched directories, its thread. */
 static struct {
 	pthread_mutex_t lock;	/* the table, and a watched directory's fd while used */
 	struct wnode **buckets;
@@ -76,30 +77,30 @@ static struct {
 	pthread_t tid;
 	struct fuse_session *se;
 	struct awfs_classifier *classifier;
-} w = { .lock = PTHREAD_MUTEX_INITIALIZER, .ifd = -1, .stopfd = -1 };
+} watcher = { .lock = PTHREAD_MUTEX_INITIALIZER, .ifd = -1, .stopfd = -1 };
 
 int watch_init(struct awfs_classifier *c)
 {
-	w.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (w.ifd < 0)
-		return -errno;
-	w.stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (w.stopfd < 0) {
-		int err = -errno;
+	watcher.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (watcher.ifd < 0)
+		return errno;
+	watcher.stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (watcher.stopfd < 0) {
+		int err = errno;
 
-		close(w.ifd);
-		w.ifd = -1;
+		close(watcher.ifd);
+		watcher.ifd = -1;
 		return err;
 	}
-	w.classifier = c;
-	w.nbuckets = 256;
-	w.buckets = util_xcalloc(w.nbuckets, sizeof(*w.buckets));
+	watcher.classifier = c;
+	watcher.nbuckets = 256;
+	watcher.buckets = util_xcalloc(watcher.nbuckets, sizeof(*watcher.buckets));
 	return 0;
 }
 
 static struct wnode **slot(int wd)
 {
-	struct wnode **pp = &w.buckets[(unsigned)wd % w.nbuckets];
+	struct wnode **pp = &watcher.buckets[(unsigned)wd % watcher.nbuckets];
 
 	while (*pp && (*pp)->wd != wd)
 		pp = &(*pp)->next;
@@ -108,19 +109,19 @@ static struct wnode **slot(int wd)
 
 static void grow(void)
 {
-	size_t nb = w.nbuckets * 2;
+	size_t nb = watcher.nbuckets * 2;
 	struct wnode **nbk = util_xcalloc(nb, sizeof(*nbk));
 
-	for (size_t i = 0; i < w.nbuckets; i++) {
-		for (struct wnode *e = w.buckets[i], *nx; e; e = nx) {
+	for (size_t i = 0; i < watcher.nbuckets; i++) {
+		for (struct wnode *e = watcher.buckets[i], *nx; e; e = nx) {
 			nx = e->next;
 			e->next = nbk[(unsigned)e->wd % nb];
 			nbk[(unsigned)e->wd % nb] = e;
 		}
 	}
-	free(w.buckets);
-	w.buckets = nbk;
-	w.nbuckets = nb;
+	free(watcher.buckets);
+	watcher.buckets = nbk;
+	watcher.nbuckets = nb;
 }
 
 #define ZFS_SUPER_MAGIC 0x2fc12fc1
@@ -156,37 +157,37 @@ bool watch_dir(struct awfs_inode *dir)
 
 	if (wd != 0)
 		return wd > 0;	/* watched, or tried before (WD_NONE) */
-	if (w.ifd < 0 || dir->kind != AWFS_INODE_HOST || inode_fd(dir, &fd) != 0)
+	if (watcher.ifd < 0 || dir->kind != AWFS_INODE_HOST || inode_fd(dir, &fd) != 0)
 		return false;
 	__atomic_store_n(&dir->wd, WD_NONE, __ATOMIC_RELEASE);	/* unless watched below */
 	if (!local_fs(fd))
 		return false;
-	pthread_mutex_lock(&w.lock);
-	err = host_add_watch(w.ifd, fd, WATCH_MASK, &wd);
+	pthread_mutex_lock(&watcher.lock);
+	err = host_add_watch(watcher.ifd, fd, WATCH_MASK, &wd);
 	if (err) {
-		if (err == ENOSPC && !w.limit_noted) {
-			w.limit_noted = 1;
+		if (err == ENOSPC && !watcher.limit_noted) {
+			watcher.limit_noted = 1;
 			log_msg(AWFS_LOG_WARN, "the inotify watch limit is reached (fs.inotify.max_user_watches): "
 				"host changes in read-only directories beyond it are seen within a second, not at once");
 		}
-		pthread_mutex_unlock(&w.lock);
+		pthread_mutex_unlock(&watcher.lock);
 		return false;
 	}
 	pp = slot(wd);
 	if (*pp) {
 		/* the same host directory under another awfs inode (another
 		 * class): one watch serves one inode; this one is not watched */
-		pthread_mutex_unlock(&w.lock);
+		pthread_mutex_unlock(&watcher.lock);
 		return false;
 	}
 	n = util_xcalloc(1, sizeof(*n));
 	n->wd = wd;
 	n->dir = dir;
 	*pp = n;
-	if (++w.count > w.nbuckets)
+	if (++watcher.count > watcher.nbuckets)
 		grow();
 	__atomic_store_n(&dir->wd, wd, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&w.lock);
+	pthread_mutex_unlock(&watcher.lock);
 	return true;
 }
 
@@ -203,7 +204,7 @@ static void unlink_wd(int wd)
 	if (!n)
 		return;
 	*pp = n->next;
-	w.count--;
+	watcher.count--;
 	__atomic_store_n(&n->dir->wd, 0, __ATOMIC_RELEASE);
 	free(n);
 }
@@ -214,10 +215,10 @@ void watch_forget(struct awfs_inode *dir)
 
 	if (wd <= 0)
 		return;
-	pthread_mutex_lock(&w.lock);
+	pthread_mutex_lock(&watcher.lock);
 	unlink_wd(wd);
-	(void)inotify_rm_watch(w.ifd, wd);	/* EINVAL: the kernel removed it already */
-	pthread_mutex_unlock(&w.lock);
+	(void)inotify_rm_watch(watcher.ifd, wd);	/* EINVAL: the kernel removed it already */
+	pthread_mutex_unlock(&watcher.lock);
 }
 
 /* The nodeid of the inode awfs has for @name (in state @st) in @dir, or 0;
@@ -237,12 +238,12 @@ static uint64_t child_id(struct awfs_inode *dir, const char *name, const struct 
 static void inval_entry(uint64_t dir, const char *name)
 {
 	/* -ENOENT: the kernel has no such entry (or no such directory) */
-	(void)fuse_lowlevel_notify_inval_entry(w.se, dir, name, strlen(name));
+	(void)fuse_lowlevel_notify_inval_entry(watcher.se, dir, name, strlen(name));
 }
 
 static void inval_inode(uint64_t id)
 {
-	(void)fuse_lowlevel_notify_inval_inode(w.se, id, 0, 0);
+	(void)fuse_lowlevel_notify_inval_inode(watcher.se, id, 0, 0);
 }
 
 static bool is_ro(const struct awfs_inode *in)
@@ -258,7 +259,7 @@ static void overflowed(void)
 
 	log_msg(AWFS_LOG_WARN, "the inotify queue overflowed: dropping what the kernel caches of "
 		"%zu read-only inodes", n);
-	for (size_t i = 0; i < n && !__atomic_load_n(&w.stop, __ATOMIC_RELAXED); i++) {
+	for (size_t i = 0; i < n && !__atomic_load_n(&watcher.stop, __ATOMIC_RELAXED); i++) {
 		if (r[i].name)
 			inval_entry(r[i].parent_id, r[i].name);
 		inval_inode(r[i].id);
@@ -277,12 +278,13 @@ static void handle(const struct inotify_event *ev)
 		overflowed();
 		return;
 	}
-	pthread_mutex_lock(&w.lock);
+	pthread_mutex_lock(&watcher.lock);
 	n = *slot(ev->wd);
 	if (n && (ev->mask & IN_IGNORED)) {
 		unlink_wd(ev->wd);	/* removed by the kernel: the directory is gone */
 	} else if (n && ev->len) {
-		const struct awfs_state *st = classify_child(w.classifier, n->dir->state, ev->name);
+		const struct awfs_state *st =
+			classify_child(watcher.classifier, n->dir->state, ev->name);
 
 		/* a writable name in a read-only directory changes through awfs
 		 * (its own writes: nothing to tell), like every writable path */
@@ -294,7 +296,7 @@ static void handle(const struct inotify_event *ev)
 	} else if (n) {
 		dir = inode_nodeid(n->dir);
 	}
-	pthread_mutex_unlock(&w.lock);
+	pthread_mutex_unlock(&watcher.lock);
 	if (!dir)
 		return;
 	if (ev->len)
@@ -308,11 +310,12 @@ static void handle(const struct inotify_event *ev)
 static void *watch_main(void *arg)
 {
 	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
-	struct pollfd p[2] = { { .fd = w.ifd, .events = POLLIN }, { .fd = w.stopfd, .events = POLLIN } };
+	struct pollfd p[2] = { { .fd = watcher.ifd, .events = POLLIN },
+			       { .fd = watcher.stopfd, .events = POLLIN } };
 
 	(void)arg;
 	pthread_setname_np(pthread_self(), "awfs-watch");
-	while (!__atomic_load_n(&w.stop, __ATOMIC_RELAXED)) {
+	while (!__atomic_load_n(&watcher.stop, __ATOMIC_RELAXED)) {
 		ssize_t len;
 
 		if (poll(p, 2, -1) < 0) {
@@ -320,19 +323,20 @@ static void *watch_main(void *arg)
 				continue;
 			break;
 		}
-		len = read(w.ifd, buf, sizeof(buf));
+		len = read(watcher.ifd, buf, sizeof(buf));
 		if (len < 0 && (errno == EAGAIN || errno == EINTR))
 			continue;
 		if (len <= 0)
 			break;
-		for (char *q = buf; q < buf + len && !__atomic_load_n(&w.stop, __ATOMIC_RELAXED);) {
+		for (char *q = buf;
+		     q < buf + len && !__atomic_load_n(&watcher.stop, __ATOMIC_RELAXED);) {
 			const struct inotify_event *ev = (const struct inotify_event *)q;
 
 			handle(ev);
 			q += sizeof(*ev) + ev->len;
 		}
 	}
-	__atomic_store_n(&w.done, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&watcher.done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -341,15 +345,15 @@ int watch_start(struct fuse_session *se)
 	sigset_t all, old;
 	int err;
 
-	if (w.ifd < 0)
+	if (watcher.ifd < 0)
 		return 0;
-	w.se = se;
+	watcher.se = se;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	err = pthread_create(&w.tid, NULL, watch_main, NULL);
+	err = pthread_create(&watcher.tid, NULL, watch_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err == 0)
-		w.started = 1;
+		watcher.started = 1;
 	return err;
 }
 
@@ -357,14 +361,14 @@ void watch_stop(void)
 {
 	uint64_t one = 1;
 
-	__atomic_store_n(&w.stop, 1, __ATOMIC_RELAXED);
-	if (w.stopfd >= 0)
-		(void)!write(w.stopfd, &one, sizeof(one));
+	__atomic_store_n(&watcher.stop, 1, __ATOMIC_RELAXED);
+	if (watcher.stopfd >= 0)
+		(void)!write(watcher.stopfd, &one, sizeof(one));
 }
 
 bool watch_done(void)
 {
-	return !w.started || __atomic_load_n(&w.done, __ATOMIC_ACQUIRE);
+	return !watcher.started || __atomic_load_n(&watcher.done, __ATOMIC_ACQUIRE);
 }
 
 /*
@@ -479,26 +483,26 @@ static void close_detached(int fd)
 
 void watch_fini(void)
 {
-	if (w.started) {
+	if (watcher.started) {
 		watch_stop();
-		pthread_join(w.tid, NULL);
+		pthread_join(watcher.tid, NULL);
 	}
-	w.started = 0;
-	if (w.ifd >= 0 && w.count > 0)
-		close_detached(w.ifd);
-	else if (w.ifd >= 0)
-		close(w.ifd);
-	if (w.stopfd >= 0)
-		close(w.stopfd);
-	w.ifd = w.stopfd = -1;
-	for (size_t i = 0; i < w.nbuckets; i++) {
-		for (struct wnode *e = w.buckets[i], *nx; e; e = nx) {
+	watcher.started = 0;
+	if (watcher.ifd >= 0 && watcher.count > 0)
+		close_detached(watcher.ifd);
+	else if (watcher.ifd >= 0)
+		close(watcher.ifd);
+	if (watcher.stopfd >= 0)
+		close(watcher.stopfd);
+	watcher.ifd = watcher.stopfd = -1;
+	for (size_t i = 0; i < watcher.nbuckets; i++) {
+		for (struct wnode *e = watcher.buckets[i], *nx; e; e = nx) {
 			nx = e->next;
 			__atomic_store_n(&e->dir->wd, 0, __ATOMIC_RELEASE);
 			free(e);
 		}
 	}
-	free(w.buckets);
-	w.buckets = NULL;
-	w.nbuckets = w.count = 0;
+	free(watcher.buckets);
+	watcher.buckets = NULL;
+	watcher.nbuckets = watcher.count = 0;
 }

@@ -28,10 +28,12 @@
 #include "classify.h"
 #include "inode.h"
 
+/* Errors: a function that can fail returns 0 or a positive errno (as host.h). */
+
 /*
  * Open the inotify instance; @c classifies a changed name, to find the
- * inode it has. 0, or -errno (nothing is watched then: read-only paths keep
- * the short timeout).
+ * inode it has. 0, or an errno (nothing is watched then: read-only paths
+ * keep the short timeout).
  */
 int watch_init(struct awfs_classifier *c);
 /*

@@ -401,7 +401,7 @@ static void test_fd_cache(void **state)
 		struct awfs_inode *sub = take("sub");
 
 		sub->snap_gen = 3;
-		sub->folds = 1;
+		sub->folds = AWFS_FOLDS_NOT;
 		for (int i = 0; i < NMANY; i++)
 			assert_int_equal(inode_fd(in[i], &fd), 0);
 		assert_true(sub->cfd < 0);
