@@ -218,7 +218,8 @@ static int refuse(fuse_req_t req, const char *op, const struct awfs_decision *d,
 		.at_state = d->st,
 	};
 
-	return verdict_deny(req, &r);
+	verdict_deny(req, &r);
+	return EROFS;	/* every refusal, and only a refusal, is EROFS */
 }
 
 /* May the entry @name in @dir be created or removed (decide_entry())? */

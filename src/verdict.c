@@ -345,7 +345,7 @@ static const char *origin_word(const struct awfs_refusal *r)
 	}
 }
 
-int verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
+void verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	char path[2 * PATH_MAX], opath[2 * PATH_MAX] = "", key[NAME_MAX + 2];
@@ -363,7 +363,7 @@ int verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 	 * neither an agent nor a guest behind virtiofsd can know.
 	 */
 	if (ctx->uid == 0 && r->name && token_is_probe(r->name))
-		return EROFS;
+		return;
 
 	raw_path(r->in, r->name, path, sizeof(path));
 	{
@@ -389,7 +389,7 @@ int verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 	}
 	pthread_mutex_unlock(&stats_lock);
 	if (!ok)
-		return EROFS;
+		return;
 	if (suppressed)
 		log_msg(AWFS_LOG_WARN, "%llu denial messages suppressed by the rate limit "
 			"(lines a second, bytes an hour or per mount)", (unsigned long long)suppressed);
@@ -440,7 +440,6 @@ int verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 	pthread_mutex_lock(&stats_lock);
 	bytelimit_charge(&bl, wrote);
 	pthread_mutex_unlock(&stats_lock);
-	return EROFS;
 }
 
 /* ------------------------------------------------------------ unclassified */

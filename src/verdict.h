@@ -47,8 +47,11 @@ struct awfs_refusal {
 void verdict_init(const struct awfs_ops_config *cfg);
 /* Free what verdict_init() and the refusals kept. */
 void verdict_fini(void);
-/* Count, log, keep and audit a refusal by @req's caller. Returns EROFS. */
-int verdict_deny(fuse_req_t req, const struct awfs_refusal *r);
+/*
+ * Count, log, keep and audit a refusal by @req's caller (the caller
+ * replies EROFS: ops.c's refuse()).
+ */
+void verdict_deny(fuse_req_t req, const struct awfs_refusal *r);
 /*
  * Note a top-level entry no rule names; logged (and audited) once per name,
  * whether found at mount or later. Returns true the first time.
