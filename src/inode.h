@@ -42,9 +42,12 @@
  * FALLOCATE, LSEEK, COPY_FILE_RANGE: they may wait on the disk). What that
  * allows:
  *  - on the listener only, without a lock: cfd (through inode_fd(), which
- *    aborts elsewhere), readable, snaps and snap_gen, folds, linked, opens
- *    (inode_opened()/inode_released(), which also take table_lock for the
- *    counts), and info.c's open snapshots;
+ *    aborts elsewhere; an inode without a handle keeps one cfd for life,
+ *    which inode_open() may then read anywhere), readable, snaps and
+ *    snap_gen, folds, linked, opens (inode_opened()/inode_released(),
+ *    which also take table_lock for the counts), and info.c's list of open
+ *    snapshots (a worker's READ or LSEEK reads an open one's text: the
+ *    kernel releases a file only after its reads);
  *  - under table_lock, on any thread: the table, refs, the names the
  *    trimmer reads (kparent, kname, kparent2, kname2), dead, the LRU and
  *    cache lists;

@@ -94,8 +94,9 @@ static void append(char *out, size_t size, const char *a, const char *b)
 
 /*
  * The path under the mount as the agent sees it, raw bytes (never opened:
- * for messages only). Masked and information entries are their parent's path
- * plus their name; a host entry is what its pinned fd says, under the mount.
+ * for messages only). The information directory's nodes are named from
+ * the mount point; a masked entry is its parent's path plus its name; a
+ * host entry is what its pinned fd says, under the mount.
  */
 static int host_fd_path_of(const struct awfs_inode *cin, char *buf, size_t size)
 {
@@ -121,7 +122,12 @@ static void raw_path(const struct awfs_inode *in, const char *name, char *out, s
 	size_t srclen = strlen(cfg->source);
 
 	out[0] = '\0';
-	if (in->kind != AWFS_INODE_HOST) {	/* masked, or information: made up, named */
+	if (in->kind == AWFS_INODE_INFO) {
+		/* named from the mount point, as the agent sees it, never the host */
+		snprintf(out, size, "%s/%s", cfg->mountpoint, info_name());
+		if (in != info_dir_node())
+			append(out, size, "/", in->name);
+	} else if (in->kind == AWFS_INODE_MASK) {
 		raw_path(in->parent, NULL, out, size);
 		append(out, size, "/", in->name);
 	} else if (host_fd_path_of(in, host, sizeof(host)) == 0 &&

@@ -71,4 +71,11 @@ check_match "  ... the denial names the anchored rule" \
 expect "  ... a directory there is fine (the rule then applies in it)" "OK" mkdir "$W/proj"
 expect "  ... and its hooks are read-only" "EROFS" mkdir "$W/proj/hooks"
 expect "a symlink where nothing is anchored" "OK" symlink /tmp "$W/elsewhere"
+
+# awfs's own directory is named from the mount point, whatever the host
+# does with the source (its paths are the host's business, not the agent's)
+mv "$SRC" "$T/src-moved"
+expect "a write into .awfs after the source moved on the host" "EROFS" write "$MNT/.awfs/README" x
+check_match "  ... the denial names it under the mount point" \
+	"EROFS: \"$MNT/\.awfs/README\": it is awfs's read-only information directory" "$(cat "$LOG")"
 finish
