@@ -16,6 +16,7 @@
 
 #include "classify.h"
 #include "policy.h"
+#include "walk.h"
 
 #define W AWFS_CLASS_WRITE
 #define RO AWFS_CLASS_RO
@@ -54,19 +55,6 @@ static void unload(struct fixture *f)
 {
 	classify_free(f->c);
 	policy_free(f->p);
-}
-
-/* The state of @path, looked up component by component from the root. */
-static const struct awfs_state *walk(struct awfs_classifier *c, const char *path)
-{
-	const struct awfs_state *s = classify_root(c);
-	char *copy = util_xstrdup(path), *save = NULL;
-
-	if (strcmp(path, ".") != 0)
-		for (char *t = strtok_r(copy, "/", &save); t; t = strtok_r(NULL, "/", &save))
-			s = classify_child(c, s, t);
-	free(copy);
-	return s;
 }
 
 static void check_rows(const char *text, const char *runtime, const struct row *rows, size_t n)

@@ -24,6 +24,7 @@
 #include "classify.h"
 #include "decide.h"
 #include "policy.h"
+#include "walk.h"
 
 /*
  * A writable tree with read-only and masked rules inside it (anchored at
@@ -80,17 +81,10 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* The state of @path ("." the root), one component at a time, as lookups go. */
-static const struct awfs_state *walk(const char *path)
+/* The state of @path ("." the root). */
+static const struct awfs_state *at(const char *path)
 {
-	const struct awfs_state *s = classify_root(cls);
-	char *copy = util_xstrdup(path), *save = NULL;
-
-	if (strcmp(path, ".") != 0)
-		for (char *t = strtok_r(copy, "/", &save); t; t = strtok_r(NULL, "/", &save))
-			s = classify_child(cls, s, t);
-	free(copy);
-	return s;
+	return walk(cls, path);
 }
 
 static bool in_info(const char *path)
@@ -104,10 +98,10 @@ static struct awfs_entry_pos entry(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	char *dir = slash ? strndup(path, (size_t)(slash - path)) : util_xstrdup(".");
-	struct awfs_entry_pos e = { .dir = walk(dir), .info = in_info(path) };
+	struct awfs_entry_pos e = { .dir = at(dir), .info = in_info(path) };
 
 	if (!e.info)
-		e.st = walk(path);
+		e.st = at(path);
 	free(dir);
 	return e;
 }
@@ -116,7 +110,7 @@ static struct awfs_object_pos object(const char *path)
 {
 	struct awfs_object_pos o = { .info = in_info(path) };
 
-	o.st = walk(path);
+	o.st = at(path);
 	return o;
 }
 
