@@ -187,7 +187,7 @@ static struct awfs_inode node_readme = { .kind = AWFS_INODE_INFO, .info = AWFS_I
 static struct awfs_inode node_denials = { .kind = AWFS_INODE_INFO, .info = AWFS_INFO_NODE_DENIALS,
 					  .cfd = -1, .type = S_IFREG,
 					  .parent = &node_dir, .name = "denials" };
-static const struct awfs_inode *const files[] = { &node_readme, &node_denials };
+static struct awfs_inode *const files[] = { &node_readme, &node_denials };
 
 /*
  * The snapshot of a file's text, taken at open. The open ones are listed
@@ -220,10 +220,12 @@ struct awfs_inode *info_dir_node(void)
 
 struct awfs_inode *info_lookup(const struct awfs_inode *dir, const char *name)
 {
-	if (dir == &node_dir)
-		return strcmp(name, "README") == 0 ? &node_readme :
-		       strcmp(name, "denials") == 0 ? &node_denials : NULL;
-	return info_is_name(dir, name) ? &node_dir : NULL;
+	if (dir != &node_dir)
+		return info_is_name(dir, name) ? &node_dir : NULL;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (strcmp(name, files[i]->name) == 0)
+			return files[i];
+	return NULL;
 }
 
 const struct awfs_inode *info_file(size_t i)

@@ -223,15 +223,12 @@ static int refuse(fuse_req_t req, const char *op, const struct awfs_decision *d,
 }
 
 /* May the entry @name in @dir be created or removed (decide_entry())? */
-static int check_entry(fuse_req_t req, const char *op, struct awfs_inode *dir, const char *name,
-		       const struct awfs_state **child)
+static int check_entry(fuse_req_t req, const char *op, struct awfs_inode *dir, const char *name)
 {
 	const struct awfs_entry_pos e = entry_pos(dir, name);
 	const struct awfs_decision d = decide_entry(&e);
 	const struct awfs_other_end at = { NULL, dir, name };
 
-	if (child)
-		*child = e.st;
 	return d.how ? refuse(req, op, &d, &at, false) : 0;
 }
 
@@ -685,7 +682,7 @@ static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const cha
 static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct awfs_inode *dir = inode_get(parent);
-	int dfd, err = check_entry(req, "unlink", dir, name, NULL);
+	int dfd, err = check_entry(req, "unlink", dir, name);
 
 	if (!err)
 		err = inode_fd(dir, &dfd);
@@ -697,7 +694,7 @@ static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct awfs_inode *dir = inode_get(parent);
-	int dfd, err = check_entry(req, "rmdir", dir, name, NULL);
+	int dfd, err = check_entry(req, "rmdir", dir, name);
 
 	if (!err)
 		err = inode_fd(dir, &dfd);
@@ -832,27 +829,26 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 }
 
-/* Would a create of @name in @dir be refused, while the host has the name (unmasked)? */
-static bool refused_but_exists(struct awfs_inode *dir, const char *name)
+/*
+ * A create of @name in @dir, at @pos, that the policy refuses: does the
+ * host have the name (and it is not masked)?
+ */
+static bool exists_unmasked(struct awfs_inode *dir, const char *name, const struct awfs_entry_pos *pos)
 {
-	struct awfs_entry_pos e;
 	struct stat sb;
 	int dfd;
 
-	if (dir->kind != AWFS_INODE_HOST || info_is_name(dir, name))
-		return false;
-	e = entry_pos(dir, name);
-	if (!decide_entry(&e).how)
-		return false;	/* not refused: host_create() finds out */
-	return classify_class(e.st) != AWFS_CLASS_MASK && inode_fd(dir, &dfd) == 0 &&
-	       host_stat_at(dfd, name, &sb) == 0;
+	return dir->kind == AWFS_INODE_HOST && !pos->info && classify_class(pos->st) != AWFS_CLASS_MASK &&
+	       inode_fd(dir, &dfd) == 0 && host_stat_at(dfd, name, &sb) == 0;
 }
 
 static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		      struct fuse_file_info *fi)
 {
 	struct awfs_inode *dir = inode_get(parent), *in;
-	const struct awfs_state *st = NULL;
+	const struct awfs_entry_pos pos = entry_pos(dir, name);
+	const struct awfs_decision d = decide_entry(&pos);
+	const struct awfs_other_end at = { NULL, dir, name };
 	struct fuse_entry_param e;
 	struct stat sb;
 	int err, fh, pfd, dfd;
@@ -863,11 +859,11 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	 * well be allowed. ESTALE (unlogged: nothing was refused) has the
 	 * kernel look again (see below).
 	 */
-	if (refused_but_exists(dir, name)) {
+	if (d.how && exists_unmasked(dir, name, &pos)) {
 		fuse_reply_err(req, ESTALE);
 		return;
 	}
-	err = check_entry(req, "create", dir, name, &st);
+	err = d.how ? refuse(req, "create", &d, &at, false) : 0;
 	if (!err && !inode_may_open())
 		err = EMFILE;	/* past the limit: open files fail, lookups do not */
 	if (!err)
@@ -901,7 +897,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		reply_err(req, err);
 		return;
 	}
-	in = inode_take_host(pfd, &sb, st, dir, name);
+	in = inode_take_host(pfd, &sb, pos.st, dir, name);
 	fill_entry(&e, in, &sb, dir);
 	fi->fh = (uint64_t)fh;
 	fi->keep_cache = cfg->keep_cache;
