@@ -152,7 +152,7 @@ static void usage(FILE *out)
 		"  --policy FILE        the policy (libconfig; see awfs-policy(5))      [required]\n"
 		"  --source DIR         the directory to serve               [MOUNTPOINT itself]\n"
 		"  --runtime NAME       apply the rules for this runtime too\n"
-		"                       (docker, cloud-hypervisor, nvx, qemu, guest)\n"
+		"                       (docker, cloud-hypervisor, nvx, qemu, guest, host-user)\n"
 		"  --log DEST           stderr, syslog or a file to append to\n"
 		"                       [stderr with -f, else syslog]\n"
 		"  --also-at PATH       show the same view at PATH too (a bind mount); repeatable\n"
@@ -462,6 +462,7 @@ struct awfs_run {
 	char mnt[PATH_MAX], src[PATH_MAX];	/* absolute, resolved */
 	struct stat root_st;
 	int root_fd;
+	enum host_acls acls;	/* what the source's root says to an ACL read */
 	bool over_dead;		/* mounted on top of a dead awfs (remount.h) */
 };
 
@@ -743,6 +744,21 @@ static void set_cache_timeouts(struct awfs_ops_config *oc, const char *cache)
 	}
 }
 
+/*
+ * What the source's root says to an ACL read, for the mount line; where it
+ * keeps none and checks more than its modes, accesses the ACL would decide
+ * fail (ops.c's xattrs section), which is said once here.
+ */
+static void check_acls(struct awfs_run *r)
+{
+	const char *what;
+
+	r->acls = host_acls(r->root_fd, &what);
+	if (r->acls == HOST_ACLS_FOREIGN)
+		log_msg(AWFS_LOG_WARN, "the source %s keeps no POSIX ACLs and is %s, whose permission checks go beyond its modes, which awfs cannot repeat: an access by a uid that does not own the object fails with EOPNOTSUPP (closed, not open)",
+			r->src, what);
+}
+
 /* The request handlers' configuration, and the information directory. */
 static void init_ops(struct awfs_run *r)
 {
@@ -819,7 +835,7 @@ static void announce(struct awfs_run *r)
 {
 	char why[256];
 
-	boundary_log(r->policy, r->classifier, r->root_fd, r->mnt, r->src, r->oc.info_dir);
+	boundary_log(r->policy, r->classifier, r->root_fd, r->mnt, r->src, r->oc.info_dir, r->acls);
 	if (token_publish(r->mnt, r->o.also_at, r->o.nalso, why, sizeof(why)) != 0)
 		log_msg(AWFS_LOG_INFO, "awfsctl verify's probes will be logged and counted as denials: cannot keep this mount's verify token in %s",
 			why);
@@ -923,6 +939,7 @@ int main(int argc, char *argv[])
 	if (ret)
 		goto out_session;
 	init_inodes(&r);
+	check_acls(&r);
 	init_ops(&r);
 	/* 4. the mount; never auto_unmount (see the head of this file) */
 	ret = install_signals(&r);

@@ -59,7 +59,7 @@ int boundary_prepare_targets(struct awfs_policy *p, int root_fd, const struct st
 }
 
 void boundary_log(const struct awfs_policy *p, struct awfs_classifier *c, int root_fd,
-		  const char *mnt, const char *source, const char *info_dir)
+		  const char *mnt, const char *source, const char *info_dir, enum host_acls acls)
 {
 	struct util_str lists[3] = { { 0 }, { 0 }, { 0 } }, uncl_text = { 0 };
 	char **uncl = NULL;
@@ -77,8 +77,11 @@ void boundary_log(const struct awfs_policy *p, struct awfs_classifier *c, int ro
 	}
 	log_escape(mnt, strlen(mnt), emnt, sizeof(emnt));
 	log_escape(source, strlen(source), esrc, sizeof(esrc));
-	log_msg(AWFS_LOG_INFO, "mounted %s (source %s%s%s): masked: %s; writable: %s; read-only: %s; unclassified: %s",
+	log_msg(AWFS_LOG_INFO, "mounted %s (source %s%s%s, %s): masked: %s; writable: %s; read-only: %s; unclassified: %s",
 		emnt, esrc, p->runtime ? ", runtime " : "", p->runtime ? p->runtime : "",
+		acls == HOST_ACLS_KEPT ? "its POSIX ACLs enforced" :
+		acls == HOST_ACLS_NONE ? "no POSIX ACLs there: modes alone decide access" :
+		"no POSIX ACLs there, and checks of its own: others than an object's owner are refused",
 		lists[AWFS_CLASS_MASK].s ? lists[AWFS_CLASS_MASK].s : "none",
 		lists[AWFS_CLASS_WRITE].s ? lists[AWFS_CLASS_WRITE].s : "none",
 		lists[AWFS_CLASS_RO].s ? lists[AWFS_CLASS_RO].s : "none (everything else is read-only)",

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "classify.h"
+#include "host.h"
 #include "policy.h"
 
 /*
@@ -26,10 +27,11 @@
 int boundary_prepare_targets(struct awfs_policy *p, int root_fd, const struct stat *root_st,
 			     const char *source);
 /*
- * Say what the boundary is: one log line, the audit mount record, and each
+ * Say what the boundary is: one log line (with what the source's root
+ * says to an ACL read, @acls), the audit mount record, and each
  * unclassified top-level entry found now (logged and audited once).
  */
 void boundary_log(const struct awfs_policy *p, struct awfs_classifier *c, int root_fd,
-		  const char *mnt, const char *source, const char *info_dir);
+		  const char *mnt, const char *source, const char *info_dir, enum host_acls acls);
 
 #endif

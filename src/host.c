@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <sys/ioctl.h>
 #include <sys/vfs.h>
 #include <stdio.h>
@@ -26,6 +27,8 @@
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+
+#include "mountinfo.h"
 
 static int proc_fd = -1;
 static bool is_root;
@@ -633,6 +636,104 @@ enum host_case host_dir_folds_case(int fd, const char **what)
 		return HOST_CASE_FOLDS;
 	}
 	return HOST_CASE_EXACT;
+}
+
+/*
+ * Whether the FUSE file system of device @dev is virtiofs (by its type in
+ * mountinfo, remembered per device: an ACL read reaches this on every
+ * permission check the kernel has not cached, and reading mountinfo each
+ * time would cost more than the request). Called before serving and on
+ * the listener thread only (getxattr, loop.c), so the table needs no lock.
+ * A device number is freed only when its last mount and the last fd on it
+ * are gone; one reused while awfs runs keeps the old answer.
+ */
+static bool fuse_is_virtiofs(dev_t dev, char *type, size_t size)
+{
+	static struct {
+		dev_t dev;
+		bool virtiofs;
+	} seen[16];
+	static size_t nseen;
+	bool virtiofs;
+
+	for (size_t i = 0; i < nseen; i++)
+		if (seen[i].dev == dev)
+			return seen[i].virtiofs;
+	virtiofs = mountinfo_fstype_of(dev, type, size) == 0 && strcmp(type, "virtiofs") == 0;
+	if (nseen < sizeof(seen) / sizeof(seen[0])) {
+		seen[nseen].dev = dev;
+		seen[nseen].virtiofs = virtiofs;
+		nseen++;
+	}
+	return virtiofs;
+}
+
+/*
+ * A file system without ACLs whose permission check is the kernel's own on
+ * its modes: there "no ACL" is the whole truth, and the modes decide as
+ * they would on the host. Elsewhere (NFSv4, CIFS, a FUSE file system that
+ * checks for itself, procfs) the host checks more than the modes, and
+ * awfs, which opens for reading as itself after the kernel's check, could
+ * not repeat it.
+ */
+static bool modes_decide(int fd, const char **what)
+{
+	struct statfs sf;
+	struct stat st;
+	char type[64];
+
+	*what = "?";
+	if (fstatfs(fd, &sf) < 0)
+		return false;
+	switch ((unsigned long)sf.f_type) {
+	case RAMFS_MAGIC:
+		*what = "ramfs";
+		return true;
+	case TMPFS_MAGIC:
+		*what = "tmpfs";
+		return true;
+	case FUSE_SUPER_MAGIC:
+		/* virtiofs in a guest: the guest kernel checks the modes, virtiofsd nothing */
+		*what = "a FUSE file system";
+		if (fstat(fd, &st) < 0)
+			return false;
+		if (!fuse_is_virtiofs(st.st_dev, type, sizeof(type)))
+			return false;
+		*what = "virtiofs";
+		return true;
+	case PROC_SUPER_MAGIC:
+		*what = "procfs";
+		return false;
+	case NFS_SUPER_MAGIC:
+		*what = "nfs";
+		return false;
+	default:
+		*what = "a file system of its own kind";
+		return false;
+	}
+}
+
+/*
+ * Only "not supported" says the file system keeps no ACLs: ENODATA (no ACL
+ * on this object) and a value both say it keeps them, and any other
+ * failure (EACCES, EIO) cannot tell, so the kernel had better ask.
+ */
+enum host_acls host_acls(int fd, const char **what)
+{
+	char p[32];
+
+	*what = NULL;
+	proc_path(fd, p);
+	if (getxattr(p, "system.posix_acl_access", NULL, 0) >= 0 || errno != EOPNOTSUPP)
+		return HOST_ACLS_KEPT;
+	return modes_decide(fd, what) ? HOST_ACLS_NONE : HOST_ACLS_FOREIGN;
+}
+
+bool host_acls_absent(int fd)
+{
+	const char *what;
+
+	return modes_decide(fd, &what);
 }
 
 int host_fd_path(int fd, char *buf, size_t size)

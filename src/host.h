@@ -7,8 +7,9 @@
  *    AT_SYMLINK_NOFOLLOW, or the fd's own /proc/self/fd entry; no host path
  *    string is ever resolved, so a symlink on the host is never followed;
  *  - every function that can fail returns 0 or a positive errno value,
- *    never -1; the two questions answer in their own terms
- *    (host_can_switch(): a bool; host_dir_folds_case(): enum host_case);
+ *    never -1; the questions answer in their own terms
+ *    (host_can_switch(): a bool; host_dir_folds_case(): enum host_case;
+ *    host_acls(): enum host_acls; host_acls_absent(): a bool);
  *  - a name passed in has already been checked to be one component
  *    (the kernel guarantees it for FUSE requests).
  */
@@ -130,6 +131,26 @@ enum host_case {
  * the directory could not be opened to ask, EMFILE say).
  */
 enum host_case host_dir_folds_case(int fd, const char **what);
+/* What a file system's answer to an ACL read means. */
+enum host_acls {
+	HOST_ACLS_KEPT = 0,	/* it keeps them (or cannot tell): the kernel checks them */
+	HOST_ACLS_NONE = 1,	/* none, and its permission check is the modes': "no ACL" */
+	HOST_ACLS_FOREIGN = 2,	/* none, and it checks more than the modes (nfs, a FUSE fs) */
+};
+/*
+ * What the file system of the object behind @fd says to an ACL read:
+ * HOST_ACLS_KEPT unless reading the access ACL fails with EOPNOTSUPP;
+ * then HOST_ACLS_NONE where the modes are its whole permission check
+ * (ramfs, tmpfs without ACLs, virtiofs in a guest exported without xattrs)
+ * and HOST_ACLS_FOREIGN elsewhere, with *what naming it for messages.
+ */
+enum host_acls host_acls(int fd, const char **what);
+/*
+ * Whether an ACL read of the object behind @fd that the host answered
+ * EOPNOTSUPP means "no ACL" (its file system's permission check is the
+ * modes'), as for HOST_ACLS_NONE.
+ */
+bool host_acls_absent(int fd);
 /* The host path of the object behind @fd (for messages only, never opened). */
 int host_fd_path(int fd, char *buf, size_t size);
 

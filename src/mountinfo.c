@@ -7,9 +7,11 @@
 #include "mountinfo.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include "util.h"
 
@@ -40,6 +42,30 @@ void mountinfo_free(struct awfs_mount *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/*
+ * Split one line of mountinfo into its fields (the mount point, fields[4],
+ * unescaped) and find the " - " separator (*sep). False for a line that
+ * is not one.
+ */
+static bool split_line(char *line, char *fields[16], int *sep)
+{
+	char *save = NULL, *tok;
+	int n = 0;
+
+	*sep = -1;
+	line[strcspn(line, "\n")] = '\0';
+	for (tok = strtok_r(line, " ", &save); tok && n < 16; tok = strtok_r(NULL, " ", &save)) {
+		if (strcmp(tok, "-") == 0 && *sep < 0 && n >= 6)
+			*sep = n;
+		fields[n++] = tok;
+	}
+	/* id parent dev root mountpoint options [optional...] - type source superopts */
+	if (*sep < 0 || n < *sep + 4)
+		return false;
+	unescape(fields[4]);
+	return true;
+}
+
 int mountinfo_find(const char *path, struct awfs_mount *out)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
@@ -51,20 +77,10 @@ int mountinfo_find(const char *path, struct awfs_mount *out)
 	if (!f)
 		return errno;
 	while (getline(&line, &cap, f) > 0) {
-		char *fields[16], *save = NULL, *tok;
-		int n = 0, sep = -1;
+		char *fields[16];
+		int sep;
 
-		line[strcspn(line, "\n")] = '\0';
-		for (tok = strtok_r(line, " ", &save); tok && n < 16; tok = strtok_r(NULL, " ", &save)) {
-			if (strcmp(tok, "-") == 0 && sep < 0 && n >= 6)
-				sep = n;
-			fields[n++] = tok;
-		}
-		/* id parent dev root mountpoint options [optional...] - type source superopts */
-		if (sep < 0 || n < sep + 4)
-			continue;
-		unescape(fields[4]);
-		if (strcmp(fields[4], path) != 0)
+		if (!split_line(line, fields, &sep) || strcmp(fields[4], path) != 0)
 			continue;
 		/* a later line is mounted on top of an earlier one: keep the last */
 		mountinfo_free(out);
@@ -74,6 +90,32 @@ int mountinfo_find(const char *path, struct awfs_mount *out)
 		out->source = util_xstrdup(fields[sep + 2]);
 		out->options = util_xstrdup(fields[5]);
 		out->super_options = util_xstrdup(fields[sep + 3]);
+		found = 0;
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+int mountinfo_fstype_of(dev_t dev, char *buf, size_t size)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t cap = 0;
+	int found = ENOENT;
+
+	if (!f)
+		return errno;
+	while (found && getline(&line, &cap, f) > 0) {
+		char *fields[16];
+		unsigned int maj, min;
+		int sep;
+
+		/* field 3 is the device, major:minor, as st_dev has it */
+		if (!split_line(line, fields, &sep) || sscanf(fields[2], "%u:%u", &maj, &min) != 2 ||
+		    makedev(maj, min) != dev)
+			continue;
+		snprintf(buf, size, "%s", fields[sep + 1]);
 		found = 0;
 	}
 	free(line);

@@ -1360,6 +1360,21 @@ static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
  * beside the mode bits (default_permissions), so an ACL that denies a user
  * on the host denies it here, and one that grants, grants. Setting one is a
  * change to the object, checked like a chmod.
+ *
+ * Where a file system keeps no ACLs at all (no xattrs there: ramfs, a
+ * virtiofs share exported without them in a guest), the host answers an
+ * ACL read with EOPNOTSUPP, and a 6.1 kernel takes that for a failed
+ * permission check, not for "no ACL": every access the ACL would decide
+ * (by a uid that does not own the object) failed. There awfs answers
+ * ENODATA, "this object has no ACL", which is the truth where the modes
+ * are the file system's whole permission check (host_acls_absent()), so
+ * the kernel checks the modes as the host would. Elsewhere (NFSv4, CIFS,
+ * a FUSE file system with checks of its own, procfs) the host checks more
+ * than any ACL awfs could serve, and awfs opens for reading as itself:
+ * the EOPNOTSUPP stays, and such accesses fail closed. The answer is
+ * asked per object, never decided for the mount: one mount may hold both
+ * (a FUSE passthrough over several file systems), and mounts come and go
+ * below the source. What the source's root says is in the mount line.
  */
 static bool acls_on;	/* the kernel checks ACLs (FUSE_CAP_POSIX_ACL was granted) */
 
@@ -1384,7 +1399,7 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	struct awfs_inode *in = inode_get(ino);
 	char *buf = size ? util_xmalloc(size) : NULL;
 	size_t len = 0;
-	int err, fd;
+	int err, fd = -1;
 
 	if (!cfg->xattr && !(acls_on && is_acl_name(name)))
 		err = xattr_off_err();
@@ -1392,6 +1407,8 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 		err = ENODATA;	/* a mask has no xattrs */
 	else if (!(err = inode_fd(in, &fd)))
 		err = host_getxattr(fd, in->type == S_IFLNK, name, buf, size, &len);
+	if (err == EOPNOTSUPP && acls_on && is_acl_name(name) && host_acls_absent(fd))
+		err = ENODATA;	/* no ACL here: not a failed permission check (above) */
 	if (err)
 		reply_err(req, err);
 	else if (size)
@@ -1475,6 +1492,8 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn)
 	if (conn->capable & FUSE_CAP_POSIX_ACL) {
 		conn->want |= FUSE_CAP_POSIX_ACL;
 		acls_on = true;
+	} else {
+		log_msg(AWFS_LOG_WARN, "this kernel does not check POSIX ACLs on FUSE mounts: modes alone decide access here, whatever ACLs the host keeps");
 	}
 }
 

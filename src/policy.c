@@ -28,7 +28,7 @@
 #define AWFS_POLICY_MAX_BYTES (16u << 20)
 
 const char *const policy_runtime_names[] = {
-	"docker", "cloud-hypervisor", "nvx", "qemu", "guest", NULL,
+	"docker", "cloud-hypervisor", "nvx", "qemu", "guest", "host-user", NULL,
 };
 
 static const char *const class_keys[] = {

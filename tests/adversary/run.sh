@@ -16,6 +16,10 @@
 # copy of the fixture without awfs: the fuzzer must see the masked secrets
 # there, and nothing the host itself refuses (no false alarms).
 #
+# AWFS_ADVERSARY_SOURCE=ramfs serves the fixture from a ramfs, which keeps
+# no xattrs and so no ACLs, as a virtiofs share exported without xattrs
+# does in a guest: awfs lets the modes alone decide there (noacl.sh).
+#
 # AWFS_ADVERSARY names the fuzzer binary (else it is compiled here with
 # $CC, default gcc); AWFS_ADVERSARY_PROCS (4) workers; AWFS_ADVERSARY_ARGS
 # adds options (-x KIND to leave a kind of operation out, -a, -t: see
@@ -43,6 +47,20 @@ require_mount_env
 command -v getfattr >/dev/null || skip "no getfattr (apt-get install attr)"
 command -v setsid >/dev/null || skip "no setsid (util-linux)"
 make_tmp
+SOURCE_KIND=${AWFS_ADVERSARY_SOURCE:-dir}
+KEEP=$T/keep
+case "$SOURCE_KIND" in
+dir) ;;
+ramfs)
+	# the source and the links that keep root's files, on one ramfs
+	grep -qw ramfs /proc/filesystems || skip "no ramfs in this kernel"
+	mkdir "$T/ramfs"
+	mount -t ramfs -o mode=755 ramfs "$T/ramfs" || skip "cannot mount ramfs"
+	AT_EXIT='umount -l "$T/ramfs"'
+	SRC=$T/ramfs/src MNT=$T/ramfs/src KEEP=$T/ramfs/keep
+	mkdir "$SRC" ;;
+*) echo "AWFS_ADVERSARY_SOURCE=$SOURCE_KIND: expected dir or ramfs"; exit 99 ;;
+esac
 
 ADV=${AWFS_ADVERSARY:-}
 if [ -z "$ADV" ]; then
@@ -73,18 +91,18 @@ read_only = (
 );'
 
 # root_file PATH MODE TEXT: a root-owned file in a writable dir, kept
-# hard-linked in $T/keep so that its state can be read after the run even
-# if the agent renamed or removed its name
+# hard-linked in $KEEP (on the source's file system) so that its state can
+# be read after the run even if the agent renamed or removed its name
 root_file() {
 	printf '%s\n' "$3" >"$SRC/$1"
 	chown root:root "$SRC/$1"
 	chmod "$2" "$SRC/$1"
-	ln "$SRC/$1" "$T/keep/$(echo "$1" | tr / _)"
+	ln "$SRC/$1" "$KEEP/$(echo "$1" | tr / _)"
 }
 
 build_fixture() {
 	cd "$SRC" || exit 1
-	mkdir -p secret/sub ro/dir ro/hidden rw/sub rw/.git rw/masked mem-a mem-b "$T/keep"
+	mkdir -p secret/sub ro/dir ro/hidden rw/sub rw/.git rw/masked mem-a mem-b "$KEEP"
 	# what the masks hide: names and bytes the agent must never see
 	echo AWFS_SECRET_1 >secret/AWFS_SECRET_NAME_1
 	echo AWFS_SECRET_2 >secret/sub/AWFS_SECRET_NAME_2
@@ -111,10 +129,13 @@ build_fixture() {
 	# what refuses writes in ro/ through awfs is the policy
 	chown root:root . ro ro/dir ro/canary
 	chmod 777 . ro ro/dir
-	setfattr -n user.tag -v AWFS_SECRET_X1 secret
-	setfattr -n user.tag -v AWFS_SECRET_X2 top.key
-	setfattr -n user.tag -v AWFS_SECRET_X3 rw/masked
-	setfattr -n user.tag -v rovalue ro/file
+	# (a ramfs keeps no xattrs: then the fixture has none)
+	{
+		setfattr -n user.tag -v AWFS_SECRET_X1 secret
+		setfattr -n user.tag -v AWFS_SECRET_X2 top.key
+		setfattr -n user.tag -v AWFS_SECRET_X3 rw/masked
+		setfattr -n user.tag -v rovalue ro/file
+	} 2>/dev/null || [ "$SOURCE_KIND" = ramfs ] || echo "# setfattr failed on $SRC"
 	cd - >/dev/null || exit 1
 	# what the host's permissions keep from the agent, where it may write
 	root_file rw/secret600 600 AWFS_ROOTONLY_1
@@ -123,13 +144,13 @@ build_fixture() {
 	root_file mem-b/secret600 600 AWFS_ROOTONLY_4
 	root_file rw/rootro644 644 ROOTREAD_1
 	root_file mem-b/rootro644 644 ROOTREAD_2
-	setfattr -n user.tag -v AWFS_ROOTONLY_X4 "$SRC/mem-a/secret600"
+	setfattr -n user.tag -v AWFS_ROOTONLY_X4 "$SRC/mem-a/secret600" 2>/dev/null || [ "$SOURCE_KIND" = ramfs ]
 	echo "uid=$AGENT_UID AWFS_ACLDENY_$AGENT_UID" >"$T/forbidden"
 	# mode 0644, and an ACL entry denying the agent's uid (not the other)
 	for d in rw mem-a mem-b; do
 		command -v setfacl >/dev/null || break
 		root_file "$d/acl644" 644 "AWFS_ACLDENY_$AGENT_UID"
-		setfacl -m "u:$AGENT_UID:---" "$SRC/$d/acl644" || rm -f "$SRC/$d/acl644" "$T/keep/${d}_acl644"
+		setfacl -m "u:$AGENT_UID:---" "$SRC/$d/acl644" 2>/dev/null || rm -f "$SRC/$d/acl644" "$KEEP/${d}_acl644"
 	done
 	[ -f "$SRC/mem-a/acl644" ] || echo "# no POSIX ACLs here: the ACL-denied files are left out"
 }
@@ -156,7 +177,7 @@ ro_state() {
 # (ACLs too)
 root_state() {
 	(
-		cd "$T/keep" || exit 1
+		cd "$KEEP" || exit 1
 		for f in *; do
 			printf '%s %s %s %s\n' "$f" "$(stat -c '%a %u:%g %s' "$f")" "$(sha256sum <"$f" | cut -c1-16)" \
 				"$(getfattr -d -m - "$f" 2>/dev/null | grep -v '^#' | tr '\n' ' ')"
@@ -210,7 +231,7 @@ teardown() {
 	fi
 	is_mounted "$MNT" && { timeout 10 fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"; }
 }
-AT_EXIT=teardown
+AT_EXIT="teardown; $AT_EXIT"
 
 # awfs_fds, awfs_rss_kb: what the daemon holds
 awfs_fds() { find "/proc/$AWFS_PID/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
@@ -220,6 +241,10 @@ awfs_rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$AWFS_PID/status" 2>/dev/nul
 group_alive() { [ -n "$(ps -e -o pgid= | awk -v g="$ADV_PID" '$1 == g')" ]; }
 
 mount_awfs -o xattr
+if [ "$SOURCE_KIND" = ramfs ]; then
+	check_match "a ramfs source: awfs lets the modes decide" "no POSIX ACLs there: modes alone decide access" \
+		"$(grep ' mounted ' "$LOG")"
+fi
 fds0=$(awfs_fds)
 rss0=$(awfs_rss_kb)
 

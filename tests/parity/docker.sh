@@ -8,7 +8,7 @@
 #                      uid 1000), probed as the agent;
 #   docker-bind        a container (uid 1000, no capabilities) that
 #                      bind-mounts an awfs mount made on the host.
-# Each transcript must equal expected.txt, as run.sh's three do: five
+# Each transcript must equal expected.txt, as run.sh's runtimes do: six
 # runtimes, one transcript. It also checks what only a real container shows:
 # the agent's capabilities, awfs's unmount summary after the agent ends (the
 # container's init exits then, and the kernel kills what is left), the exit
@@ -23,8 +23,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 CONTRIB=$here/../../contrib/docker
-for c in unshare setfattr dockerd containerd runc docker-compose setpriv; do
-	command -v "$c" >/dev/null || skip "no $c (apt-get install docker.io docker-compose attr util-linux)"
+for c in unshare setfattr setfacl dockerd containerd runc docker-compose setpriv; do
+	command -v "$c" >/dev/null || skip "no $c (apt-get install docker.io docker-compose attr acl util-linux)"
 done
 # docker.io's own client, which speaks dockerd's API version
 DOCKER=/usr/bin/docker

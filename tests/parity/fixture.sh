@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # fixture.sh DIR UID - lay out the parity fixture tree in DIR (made fresh),
 # owned by UID with modes that let UID write, so that what refuses a write is
-# the policy (EROFS), except under restricted/ (root's, 0755: EACCES).
+# the policy (EROFS), except under restricted/ (root's, 0755: EACCES) and
+# the root-owned files granted to UID by ACL, or not (below).
 set -eu
 dir=$1 uid=$2
 rm -rf "$dir"
@@ -33,3 +34,14 @@ chown root:root "$dir/restricted" "$dir/restricted/r"
 chmod 755 "$dir" "$dir/restricted"
 chmod 644 "$dir/restricted/r"
 setfattr -n user.tag -v hostvalue "$dir/ro/file"
+# single files the agent may write only because the host grants them to its
+# uid by ACL, as gh-aw's host-user runtime grants claude-debug.log (the
+# host made them, 0600, as `umask 177 && touch` does); one in a read-only
+# path, where the policy still refuses the write; and a root-only file in
+# a writable tree, which the modes refuse
+echo LOG >"$dir/granted.log"
+echo ROGRANT >"$dir/ro/granted"
+echo ROOTONLY >"$dir/rw/root-only"
+chown root:root "$dir/granted.log" "$dir/ro/granted" "$dir/rw/root-only"
+chmod 600 "$dir/granted.log" "$dir/ro/granted" "$dir/rw/root-only"
+setfacl -m "u:$uid:rw" "$dir/granted.log" "$dir/ro/granted"

@@ -476,5 +476,16 @@ int main(int argc, char **argv)
 	result("unlink", "mem-a/new", unlink(at("mem-a/new")));
 	result("rmdir", "rw", rmdir(at("rw")));
 	do_readdir("rw");
+
+	/* ---- files granted to the agent by the host's ACL: the ACL grants, the policy refuses */
+	do_stat("granted.log");
+	do_read("granted.log");
+	do_write("granted.log", "agent\n", O_APPEND);
+	do_read("granted.log");
+	do_write("granted.log", "LOG\n", O_TRUNC);	/* as it was, for a second run */
+	do_read("ro/granted");
+	do_write("ro/granted", "x", O_APPEND);
+	do_read("rw/root-only");
+	do_write("rw/root-only", "x", O_APPEND);
 	return 0;
 }
