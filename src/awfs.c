@@ -757,6 +757,9 @@ static void check_acls(struct awfs_run *r)
 	if (r->acls == HOST_ACLS_FOREIGN)
 		log_msg(AWFS_LOG_WARN, "the source %s keeps no POSIX ACLs and is %s, whose permission checks go beyond its modes, which awfs cannot repeat: an access by a uid that does not own the object fails with EOPNOTSUPP (closed, not open)",
 			r->src, what);
+	else if (host_is_other_fuse(r->root_fd, &what))
+		log_msg(AWFS_LOG_WARN, "the source %s is %s other than virtiofs: awfs reads its files as itself once the kernel has checked the modes and the ACLs it serves, so a check of its daemon's own beyond those (refusing some callers) is not repeated (docs/security.md)",
+			r->src, what);
 }
 
 /* The request handlers' configuration, and the information directory. */

@@ -669,47 +669,51 @@ static bool fuse_is_virtiofs(dev_t dev, char *type, size_t size)
 }
 
 /*
- * A file system without ACLs whose permission check is the kernel's own on
- * its modes: there "no ACL" is the whole truth, and the modes decide as
- * they would on the host. Elsewhere (NFSv4, CIFS, a FUSE file system that
- * checks for itself, procfs) the host checks more than the modes, and
+ * What a file system's permission check is. FS_MODES: the kernel's own on
+ * its modes (and its ACLs, where it keeps any), so that where it keeps no
+ * ACLs "no ACL" is the whole truth. Elsewhere the host may check more than
+ * the modes (NFSv4, CIFS, procfs; a FUSE daemon other than virtiofsd), and
  * awfs, which opens for reading as itself after the kernel's check, could
- * not repeat it.
+ * not repeat it: where such a file system answers EOPNOTSUPP, the access
+ * fails (host_is_other_fuse() names the FUSE ones, which may not).
  */
-static bool modes_decide(int fd, const char **what)
+enum fs_kind {
+	FS_MODES,
+	FS_OTHER_FUSE,
+	FS_OWN,
+};
+
+static enum fs_kind fs_kind(int fd, const char **what)
 {
 	struct statfs sf;
 	struct stat st;
 	char type[64];
 
-	*what = "?";
+	*what = "a file system of its own kind";
 	if (fstatfs(fd, &sf) < 0)
-		return false;
+		return FS_OWN;
 	switch ((unsigned long)sf.f_type) {
 	case RAMFS_MAGIC:
 		*what = "ramfs";
-		return true;
+		return FS_MODES;
 	case TMPFS_MAGIC:
 		*what = "tmpfs";
-		return true;
+		return FS_MODES;
 	case FUSE_SUPER_MAGIC:
 		/* virtiofs in a guest: the guest kernel checks the modes, virtiofsd nothing */
 		*what = "a FUSE file system";
-		if (fstat(fd, &st) < 0)
-			return false;
-		if (!fuse_is_virtiofs(st.st_dev, type, sizeof(type)))
-			return false;
+		if (fstat(fd, &st) < 0 || !fuse_is_virtiofs(st.st_dev, type, sizeof(type)))
+			return FS_OTHER_FUSE;
 		*what = "virtiofs";
-		return true;
+		return FS_MODES;
 	case PROC_SUPER_MAGIC:
 		*what = "procfs";
-		return false;
+		return FS_OWN;
 	case NFS_SUPER_MAGIC:
 		*what = "nfs";
-		return false;
+		return FS_OWN;
 	default:
-		*what = "a file system of its own kind";
-		return false;
+		return FS_OWN;
 	}
 }
 
@@ -726,14 +730,19 @@ enum host_acls host_acls(int fd, const char **what)
 	proc_path(fd, p);
 	if (getxattr(p, "system.posix_acl_access", NULL, 0) >= 0 || errno != EOPNOTSUPP)
 		return HOST_ACLS_KEPT;
-	return modes_decide(fd, what) ? HOST_ACLS_NONE : HOST_ACLS_FOREIGN;
+	return fs_kind(fd, what) == FS_MODES ? HOST_ACLS_NONE : HOST_ACLS_FOREIGN;
+}
+
+bool host_is_other_fuse(int fd, const char **what)
+{
+	return fs_kind(fd, what) == FS_OTHER_FUSE;
 }
 
 bool host_acls_absent(int fd)
 {
 	const char *what;
 
-	return modes_decide(fd, &what);
+	return fs_kind(fd, &what) == FS_MODES;
 }
 
 int host_fd_path(int fd, char *buf, size_t size)

@@ -151,6 +151,12 @@ enum host_acls host_acls(int fd, const char **what);
  * modes'), as for HOST_ACLS_NONE.
  */
 bool host_acls_absent(int fd);
+/*
+ * Whether the object behind @fd is on a FUSE file system other than
+ * virtiofs, whose daemon may check callers beyond the modes and ACLs it
+ * serves (*what names it for messages).
+ */
+bool host_is_other_fuse(int fd, const char **what);
 /* The host path of the object behind @fd (for messages only, never opened). */
 int host_fd_path(int fd, char *buf, size_t size);
 

@@ -1369,12 +1369,15 @@ static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
  * ENODATA, "this object has no ACL", which is the truth where the modes
  * are the file system's whole permission check (host_acls_absent()), so
  * the kernel checks the modes as the host would. Elsewhere (NFSv4, CIFS,
- * a FUSE file system with checks of its own, procfs) the host checks more
+ * procfs, a FUSE file system other than virtiofs) the host may check more
  * than any ACL awfs could serve, and awfs opens for reading as itself:
- * the EOPNOTSUPP stays, and such accesses fail closed. The answer is
- * asked per object, never decided for the mount: one mount may hold both
- * (a FUSE passthrough over several file systems), and mounts come and go
- * below the source. What the source's root says is in the mount line.
+ * the EOPNOTSUPP stays, and such accesses fail closed. (A FUSE daemon that
+ * answers an ACL read otherwise, with ENODATA or an ACL it does not
+ * enforce, and refuses callers on its own, is not covered: a limit in
+ * docs/security.md, warned of at mount.) The answer is asked per object,
+ * never decided for the mount: one mount may hold both (a FUSE
+ * passthrough over several file systems), and mounts come and go below
+ * the source. What the source's root says is in the mount line.
  */
 static bool acls_on;	/* the kernel checks ACLs (FUSE_CAP_POSIX_ACL was granted) */
 

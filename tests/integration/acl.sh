@@ -15,7 +15,8 @@
 #    ACLs enforced (the answer is asked per object);
 #  - a file system with permission checks of its own (procfs), as the
 #    source or below it: no "no ACL" for it, accesses by others than the
-#    owner fail closed, and the mount line and a warning say so.
+#    owner fail closed, and the mount line and a warning say so; a FUSE
+#    source other than virtiofs gets a warning of what is not repeated.
 . "$(dirname "$0")/lib.sh"
 require_mount_env
 command -v setfacl >/dev/null || skip "no setfacl (apt-get install acl)"
@@ -155,4 +156,19 @@ check_match "procfs as the source: the mount line says it is refused" "\(source 
 check_match "and a warning says why" "keeps no POSIX ACLs and is procfs, whose permission checks go beyond its modes" "$(cat "$T/proc.log")"
 expect "the agent reading a world-readable file there: closed" "EOPNOTSUPP" read "$T/mnt6/kernel/hostname"
 kill "$PID6"; wait "$PID6"
+
+# ---- 7. a FUSE source other than virtiofs (here awfs itself): its daemon
+# may refuse callers on its own, which awfs does not repeat: said at mount
+SRC=$T/src2
+MNT=$SRC
+mount_awfs
+INNER_PID=$AWFS_PID
+AT_EXIT="kill $INNER_PID 2>/dev/null; wait $INNER_PID 2>/dev/null; $AT_EXIT"
+SRC=$T/src2 LOG=$T/outer.log
+mount_beside
+check_match "a FUSE source other than virtiofs: a warning says what is not repeated" \
+	"the source $T/src2 is a FUSE file system other than virtiofs: awfs reads its files as itself" "$(cat "$T/outer.log")"
+expect "through both, the grant still holds" "OK:LOG\x0aagent line" read "$MNT/granted.log"
+unmount_awfs
+kill "$INNER_PID"; wait "$INNER_PID"
 finish
