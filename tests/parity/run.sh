@@ -124,6 +124,8 @@ if [ -d /run/systemd/system ] && command -v systemd-run >/dev/null; then
 	# awfs on the runner, in this mount namespace, where systemd sees it
 	HOST_USER_HOW="systemd-run"
 	cp "$PARITY" "$T/awfs-parity-unit"
+	# awfs is mounted in this namespace here: unmounted at exit whatever happens
+	AT_EXIT='fusermount3 -u "$T/h" 2>/dev/null || umount -l "$T/h" 2>/dev/null'
 	unit() {	# a transient unit with the properties gh-aw gives the agent's
 		systemd-run --wait --pipe --quiet --uid="$AGENT" --gid="$AGENT" \
 			-p PrivateTmp=yes -p ProtectSystem=strict -p ProtectHome=yes \
