@@ -9,7 +9,8 @@
  *  - every function that can fail returns 0 or a positive errno value,
  *    never -1; the questions answer in their own terms
  *    (host_can_switch(): a bool; host_dir_folds_case(): enum host_case;
- *    host_acls(): enum host_acls; host_acls_absent(): a bool);
+ *    host_acls(): enum host_acls; host_acls_absent() and
+ *    host_is_other_fuse(): a bool);
  *  - a name passed in has already been checked to be one component
  *    (the kernel guarantees it for FUSE requests).
  */

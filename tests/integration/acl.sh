@@ -143,24 +143,19 @@ check_match "through awfs, not read either" "^(EACCES|EOPNOTSUPP)$" "$(aprobe re
 unmount_awfs
 
 # ---- 6. a source with checks of its own: said at mount, and refused
-mkdir -p "$T/mnt6"
-mkfifo "$T/ready6"
 printf 'version = 1;\nread_only = ( { path = "kernel"; reason = "procfs, read-only"; } );\n' >"$T/proc.conf"
 chmod 644 "$T/proc.conf"
-"$AWFS" "$T/mnt6" --source /proc/sys --policy "$T/proc.conf" -f --log "$T/proc.log" --ready-fd 9 9>"$T/ready6" 2>>"$T/awfs.stderr" &
-PID6=$!
-AT_EXIT="kill $PID6 2>/dev/null; wait $PID6 2>/dev/null; $AT_EXIT"
-read -r -t 300 ready6 <"$T/ready6"	# a bound for a hang, never reached otherwise
-check "procfs as the source: awfs mounts" "ready" "${ready6:-}"
-check_match "procfs as the source: the mount line says it is refused" "\(source /proc/sys, no POSIX ACLs there, and checks of its own: others than an object's owner are refused\)" "$(grep ' mounted ' "$T/proc.log")"
-check_match "and a warning says why" "keeps no POSIX ACLs and is procfs, whose permission checks go beyond its modes" "$(cat "$T/proc.log")"
-expect "the agent reading a world-readable file there: closed" "EOPNOTSUPP" read "$T/mnt6/kernel/hostname"
-kill "$PID6"; wait "$PID6"
+POLICY=$T/proc.conf LOG=$T/proc.log SRC=/proc/sys
+mount_beside
+check "procfs as the source: awfs mounts" "yes" "$(is_mounted "$MNT" && echo yes)"
+check_match "procfs as the source: the mount line says it is refused" "\(source /proc/sys, no POSIX ACLs there, and checks of its own: others than an object's owner are refused\)" "$(line)"
+check_match "and a warning says why" "keeps no POSIX ACLs and is procfs, whose permission checks go beyond its modes" "$(cat "$LOG")"
+expect "the agent reading a world-readable file there: closed" "EOPNOTSUPP" read "$MNT/kernel/hostname"
+unmount_awfs
 
 # ---- 7. a FUSE source other than virtiofs (here awfs itself): its daemon
 # may refuse callers on its own, which awfs does not repeat: said at mount
-SRC=$T/src2
-MNT=$SRC
+SRC=$T/src2 MNT=$T/src2 POLICY=$T/policy.conf LOG=$T/awfs.log
 mount_awfs
 INNER_PID=$AWFS_PID
 AT_EXIT="kill $INNER_PID 2>/dev/null; wait $INNER_PID 2>/dev/null; $AT_EXIT"
