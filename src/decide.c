@@ -5,6 +5,7 @@
 #include "decide.h"
 
 #include <fcntl.h>
+#include <string.h>
 
 static const struct awfs_decision allowed = { AWFS_ALLOWED, 0, NULL, NULL };
 
@@ -103,4 +104,83 @@ struct awfs_decision decide_rename(const struct awfs_entry_pos *from, const stru
 	if (!d.how)
 		d = anchor_at(to, 1);
 	return d;
+}
+
+/* A single-file rule (policy.h's single_file) names an entry of the directory @dir. */
+static bool holds_single_file(const struct awfs_state *dir)
+{
+	const struct awfs_rule *const *r;
+	size_t n = classify_alive(dir, &r), depth = classify_depth(dir);
+
+	for (size_t i = 0; i < n; i++)
+		if (r[i]->single_file && r[i]->cls == AWFS_CLASS_WRITE && r[i]->ncomps == depth + 1)
+			return true;
+	return false;
+}
+
+bool decide_stages_in(const struct awfs_state *dir)
+{
+	return classify_class(dir) == AWFS_CLASS_RO && holds_single_file(dir);
+}
+
+/* Whether @s is @n characters, each in @set. */
+static bool made_of(const char *s, size_t n, const char *set)
+{
+	return strlen(s) == n && strspn(s, set) == n;
+}
+
+#define ALNUM "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+/*
+ * Whether @name is one the writers that replace a file through a temporary
+ * beside it give that temporary, in the directory @dir: the file's own name
+ * and a suffix ("R.tmp.<pid>.<hex>": Claude Code's Write and Edit; "R.<hash>":
+ * npm's write-file-atomic), the same hidden (".R.<suffix>": rsync, Go's
+ * renameio), or the generators' own: GNU sed -i ("sed" and 6), perl -pi (8
+ * letters and digits), Python's tempfile ("tmp" and 8), mktemp ("tmp." and
+ * 10). Any other name stays refused, with its EROFS, so a plain file written
+ * there is never taken in and then dropped.
+ */
+static bool temp_name(const struct awfs_state *dir, const char *name)
+{
+	const struct awfs_rule *const *r;
+	size_t n = classify_alive(dir, &r), depth = classify_depth(dir);
+
+	for (size_t i = 0; i < n; i++) {
+		const char *f = r[i]->comps[r[i]->ncomps - 1];
+		size_t len = strlen(f);
+
+		if (!r[i]->single_file || r[i]->ncomps != depth + 1)
+			continue;
+		if (strncmp(name, f, len) == 0 && name[len] == '.' && name[len + 1])
+			return true;
+		if (name[0] == '.' && strncmp(name + 1, f, len) == 0 && name[len + 1] == '.' && name[len + 2])
+			return true;
+	}
+	return (strncmp(name, "sed", 3) == 0 && made_of(name + 3, 6, ALNUM)) || made_of(name, 8, ALNUM) ||
+	       (strncmp(name, "tmp", 3) == 0 && made_of(name + 3, 8, "abcdefghijklmnopqrstuvwxyz0123456789_")) ||
+	       (strncmp(name, "tmp.", 4) == 0 && made_of(name + 4, 10, ALNUM));
+}
+
+struct awfs_decision decide_stage(const struct awfs_entry_pos *e, const char *name)
+{
+	struct awfs_decision d = entry_at(e, 0);
+
+	if (d.how != AWFS_BLOCK_PARENT || !decide_stages_in(e->dir) || !temp_name(e->dir, name))
+		return d;
+	/* the name has no rule of its own: it inherits the directory's, or none */
+	if (classify_rule(e->st) != classify_rule(e->dir) ||
+	    (classify_class(e->st) != AWFS_CLASS_RO && classify_origin(e->st) != AWFS_ORIGIN_UNCLASSIFIED))
+		return d;
+	return allowed;
+}
+
+struct awfs_decision decide_replace(const struct awfs_entry_pos *from, const struct awfs_entry_pos *to)
+{
+	const struct awfs_rule *r = to->info ? NULL : classify_rule(to->st);
+
+	if (!from->info && !to->info && from->dir == to->dir && r && r->single_file &&
+	    classify_class(to->st) == AWFS_CLASS_WRITE && !classify_anchored(to->st))
+		return allowed;
+	return decide_rename(from, to);
 }

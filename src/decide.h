@@ -31,6 +31,17 @@
  *    directory moved in or out would carry the rule's paths out from under
  *    it, or plant what the agent wrote under it. Decided by positions only,
  *    never by what a name holds now, so no race can swap one in;
+ *  - single-file rules (a literal allow_write regular file, policy.h's
+ *    single_file) in a read-only directory: a create refused only because
+ *    the directory is read-only may instead make a temporary there
+ *    (decide_stage(): stage.h), when the name is one writers give their
+ *    temporaries (the file's own and a suffix; sed -i's, perl -pi's,
+ *    Python's tempfile's, mktemp's) and has no rule of its own; such
+ *    a temporary, and nothing else, may be renamed onto a single-file rule
+ *    of the same directory (decide_replace()), which replaces the file
+ *    atomically; every other change to the directory stays refused. The
+ *    caller (ops.c) vouches that @from is such a temporary and that both
+ *    ends are in one directory inode: states alone cannot tell;
  *  - awfs's information directory and everything in it refuse every change,
  *    before any class is looked at;
  *  - only a writable class passes: read-only and masked refuse alike.
@@ -93,5 +104,22 @@ struct awfs_decision decide_open(int flags, const struct awfs_object_pos *o);
 struct awfs_decision decide_link(const struct awfs_object_pos *o, const struct awfs_entry_pos *e);
 /* rename (or exchange) the entry @from and the entry @to */
 struct awfs_decision decide_rename(const struct awfs_entry_pos *from, const struct awfs_entry_pos *to);
+
+/* Whether temporaries may be made in a directory in state @dir: read-only, holding a single-file rule. */
+bool decide_stages_in(const struct awfs_state *dir);
+/*
+ * A create of the entry @e, named @name, refused by decide_entry() only
+ * because its directory is read-only, in a directory that holds a
+ * single-file rule, of a name that writers give their temporaries and that
+ * has no rule of its own: allowed as a temporary (stage.h). Otherwise
+ * decide_entry()'s refusal.
+ */
+struct awfs_decision decide_stage(const struct awfs_entry_pos *e, const char *name);
+/*
+ * The rename of a temporary @from (see decide_stage(); the caller knows it
+ * is one) onto @to: allowed when @to is a single-file rule in the same
+ * directory state; otherwise decide_rename()'s answer.
+ */
+struct awfs_decision decide_replace(const struct awfs_entry_pos *from, const struct awfs_entry_pos *to);
 
 #endif

@@ -296,6 +296,12 @@ int host_create(int dirfd, const char *name, int flags, mode_t mode, int *fh)
 	return *fh < 0 ? errno : 0;
 }
 
+int host_tmpfile(int dirfd, mode_t mode, int *fh)
+{
+	*fh = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, mode);
+	return *fh < 0 ? errno : 0;
+}
+
 int host_mkdir(int dirfd, const char *name, mode_t mode)
 {
 	return ERR(mkdirat(dirfd, name, mode));

@@ -74,6 +74,8 @@ void host_as_daemon(void);
 bool host_can_switch(void);
 /* Create @name (always O_EXCL: never opens an existing object); *fh an fd of it. */
 int host_create(int dirfd, const char *name, int flags, mode_t mode, int *fh);
+/* A regular file with no name in the directory @dirfd, open for reading and writing at *fh. */
+int host_tmpfile(int dirfd, mode_t mode, int *fh);
 int host_mkdir(int dirfd, const char *name, mode_t mode);
 int host_mknod(int dirfd, const char *name, mode_t mode, dev_t rdev);
 int host_symlink(const char *target, int dirfd, const char *name);

@@ -63,10 +63,12 @@ static void build_readme(const struct awfs_policy *p, const char *mnt)
 			fprintf(f, "A writable directory itself cannot be removed or renamed.\n\n");
 		}
 		if (files) {
-			fprintf(f, "These single files can be written in place only: write to them directly\n"
-				   "(>, >>, truncate, an editor that saves in place). They cannot be removed,\n"
-				   "renamed or replaced, so tools that write a temporary file beside one and\n"
-				   "rename it over (sed -i, perl -pi, mv, install, rsync) fail:\n");
+			fprintf(f, "These single files can be written in place (>, >>, truncate), or replaced\n"
+				   "by a temporary file made beside one and renamed onto it, as sed -i, perl -pi,\n"
+				   "Python's tempfile with os.replace and npm's write-file-atomic do: the\n"
+				   "temporary must be named as those tools name theirs (the file's own name and\n"
+				   "a suffix, say) and is kept by awfs until that rename; nothing else can be\n"
+				   "created beside them, and they cannot be removed or renamed:\n");
 			for (size_t i = 0; i < p->nrules; i++)
 				if (v[i]->cls == AWFS_CLASS_WRITE && v[i]->single_file)
 					rule_line(f, m, v[i]);

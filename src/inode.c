@@ -468,8 +468,8 @@ static void restate_locked(struct awfs_inode *in, const struct awfs_state *state
 		__atomic_store_n(&in->state, state, __ATOMIC_RELEASE);
 }
 
-struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct awfs_state *state,
-				   struct awfs_inode *dir, const char *name)
+static struct awfs_inode *take_host(int fd, const struct stat *st, const struct awfs_state *state,
+				    struct awfs_inode *dir, const char *name, bool handles)
 {
 	struct awfs_inode *in;
 	union handle_buf fh;
@@ -480,7 +480,7 @@ struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct a
 	for (;;) {
 		in = find_host_locked(st->st_dev, st->st_ino, state);
 		/* an inode whose fd is open holds its object: the number is its own */
-		if ((in && (!in->handle || in->cfd >= 0)) || !use_handles)
+		if ((in && (!in->handle || in->cfd >= 0)) || !handles)
 			break;
 		if (!looked) {	/* its handle, taken outside the lock, then look again */
 			pthread_mutex_unlock(&table_lock);
@@ -557,6 +557,32 @@ struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct a
 	if (pressed)
 		pressure_hook();
 	return in;
+}
+
+struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct awfs_state *state,
+				   struct awfs_inode *dir, const char *name)
+{
+	return take_host(fd, st, state, dir, name, use_handles);
+}
+
+struct awfs_inode *inode_take_kept(int fd, const struct stat *st, const struct awfs_state *state,
+				   struct awfs_inode *dir, const char *name)
+{
+	return take_host(fd, st, state, dir, name, false);
+}
+
+void inode_restate_file(struct awfs_inode *in, const struct awfs_state *state)
+{
+	pthread_mutex_lock(&table_lock);
+	__atomic_store_n(&in->state, state, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&table_lock);
+}
+
+void inode_hold(struct awfs_inode *in)
+{
+	pthread_mutex_lock(&table_lock);
+	in->refs++;
+	pthread_mutex_unlock(&table_lock);
 }
 
 uint64_t inode_mask_ino(const struct awfs_inode *parent, const char *name)

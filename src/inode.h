@@ -135,6 +135,8 @@ struct awfs_inode {
 					   directory (AWFS_INODE_INFO) */
 	unsigned char folds;		/* directories: enum awfs_folds */
 	unsigned char linked;		/* more than one link when last looked up (ops.c) */
+	unsigned char staged;		/* a temporary beside a single-file rule, entered in
+					   stage.h's table (which says when); listener only */
 	unsigned char readable;		/* regular files: fd has been made an O_RDONLY fd
 					   (same number), the handle of every plain
 					   read-only open; listener thread only */
@@ -204,6 +206,19 @@ struct awfs_inode *inode_root(void);
  */
 struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct awfs_state *state,
 				   struct awfs_inode *dir, const char *name);
+/*
+ * inode_take_host() for an object no handle may reach again (a temporary
+ * with no name on the host, stage.h): its fd is kept for the inode's life.
+ */
+struct awfs_inode *inode_take_kept(int fd, const struct stat *st, const struct awfs_state *state,
+				   struct awfs_inode *dir, const char *name);
+/*
+ * A temporary (stage.h) just renamed onto a path in @state takes that
+ * state: no other inode of its object can exist yet (it had no name).
+ */
+void inode_restate_file(struct awfs_inode *in, const struct awfs_state *state);
+/* Take one more reference on @in (a host inode the caller holds one on). */
+void inode_hold(struct awfs_inode *in);
 /* Find or add the masked inode @name under @parent and take one reference. */
 struct awfs_inode *inode_take_mask(struct awfs_inode *parent, const char *name, mode_t type,
 				    const struct awfs_state *state);

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -41,6 +42,7 @@
 #include "info.h"
 #include "log.h"
 #include "loop.h"
+#include "stage.h"
 #include "util.h"
 #include "verdict.h"
 #include "watch.h"
@@ -105,8 +107,26 @@ void ops_init(const struct awfs_ops_config *c)
 	verdict_init(c);
 }
 
+/*
+ * At exit, a temporary never renamed onto its file: said, since what was
+ * written to it is lost; its hidden name goes with it (as the daemon: no
+ * request is left to act for).
+ */
+static void temp_left(const struct awfs_staged *s)
+{
+	char esc[3 * NAME_MAX + 8];
+	struct stat sb;
+
+	log_escape(s->name, strlen(s->name), esc, sizeof(esc));
+	log_msg(AWFS_LOG_WARN, "dropped the temporary \"%s\" (%lld bytes, made by uid %u beside single-file rules): it was never renamed onto one",
+		esc, fstat(s->keep, &sb) == 0 ? (long long)sb.st_size : -1LL, (unsigned)s->uid);
+	if (s->hidden)
+		(void)host_unlink(s->hidden_dir, s->hidden);
+}
+
 void ops_fini(void)
 {
+	stage_fini(temp_left);
 	/* the static directories' listings (the others go with their inodes) */
 	snaps_free(info_dir_node()->snaps);
 	info_dir_node()->snaps = NULL;
@@ -260,6 +280,13 @@ static bool has_host_fh(fuse_ino_t ino)
 	return inode_get(ino)->kind == AWFS_INODE_HOST;
 }
 
+/* An unnamed temporary has no link on the host: it is shown with the one it has here. */
+static void temp_attr(const struct awfs_inode *in, struct stat *st)
+{
+	if (in->staged && st->st_nlink == 0)
+		st->st_nlink = 1;
+}
+
 static int node_attr(struct awfs_inode *in, struct stat *st)
 {
 	int err, fd;
@@ -275,6 +302,8 @@ static int node_attr(struct awfs_inode *in, struct stat *st)
 	err = inode_fd(in, &fd);
 	if (!err)
 		err = host_stat(fd, st);
+	if (!err)
+		temp_attr(in, st);
 	/*
 	 * A read-only root that holds a single file the agent may write in
 	 * place (agent-step-summary.md): shown 01777, as .awfs is, so that a
@@ -394,6 +423,210 @@ static int refuse_folding(struct awfs_inode *in, const char *name)
 	return EACCES;
 }
 
+/* ------------------------------------------------------------ temporaries (stage.h) */
+
+/*
+ * The state a temporary in @dir is kept in: the first single-file rule's
+ * there, so that it is writable in place as the file it is meant to
+ * replace (decide_stage() has found that one exists).
+ */
+static const struct awfs_state *temp_state(const struct awfs_inode *dir)
+{
+	const struct awfs_rule *const *r;
+	size_t n = classify_alive(dir->state, &r), depth = classify_depth(dir->state);
+
+	for (size_t i = 0; i < n; i++)
+		if (r[i]->single_file && r[i]->ncomps == depth + 1)
+			return classify_child(cfg->classifier, dir->state, r[i]->comps[depth]);
+	abort();	/* decide_stage() allowed it: one is there */
+}
+
+/* The entry of the temporary @s, found again (a reference taken). */
+static int temp_entry(struct awfs_staged *s, struct fuse_entry_param *e)
+{
+	struct stat sb;
+	int fd, err = inode_fd(s->in, &fd);
+
+	if (!err)
+		err = host_stat(fd, &sb);
+	if (err)
+		return err;
+	temp_attr(s->in, &sb);
+	inode_hold(s->in);
+	fill_entry(e, s->in, &sb, s->dir);
+	return 0;
+}
+
+/*
+ * A name of awfs's own in the directory @dfd, for a source that cannot make
+ * unnamed files: created as the caller (O_EXCL), open at *fh.
+ */
+static int temp_hidden(int dfd, mode_t mode, int *fh, char **hidden)
+{
+	char name[sizeof(AWFS_STAGE_PREFIX) + 32];
+	uint64_t r;
+	int err = EEXIST;
+
+	for (int i = 0; i < 8 && err == EEXIST; i++) {
+		if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+			return EIO;
+		snprintf(name, sizeof(name), AWFS_STAGE_PREFIX "%016llx", (unsigned long long)r);
+		err = host_create(dfd, name, O_RDWR, mode, fh);
+	}
+	if (!err)
+		*hidden = util_xstrdup(name);
+	return err;
+}
+
+/*
+ * Create the temporary @name in @dir (decide_stage() allowed it) and reply
+ * as CREATE does. It has no name on the host (O_TMPFILE, as the caller, so
+ * the host checks the caller may write the directory), or, where the source
+ * cannot make one, a hidden name of awfs's (stage.h).
+ */
+static void temp_create(fuse_req_t req, struct awfs_inode *dir, const char *name, mode_t mode,
+			struct fuse_file_info *fi)
+{
+	static atomic_int told;
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct fuse_entry_param e;
+	struct awfs_inode *in;
+	struct stat sb;
+	char *hidden = NULL;
+	int err, dfd, fh = -1, keep = -1, pfd = -1, hdir = -1;
+
+	if (stage_count(ctx->uid) >= AWFS_STAGE_PER_UID) {
+		if (!atomic_exchange(&told, 1))
+			log_msg(AWFS_LOG_WARN, "uid %u holds %d temporaries beside single-file rules, the most one uid may: its next is refused with EDQUOT until it renames or removes one",
+				(unsigned)ctx->uid, AWFS_STAGE_PER_UID);
+		reply_err(req, EDQUOT);
+		return;
+	}
+	err = inode_may_open() ? inode_fd(dir, &dfd) : EMFILE;
+	if (!err) {
+		AS_CALLER(req, err, host_tmpfile(dfd, mode & 07777, &fh));
+		/* no O_TMPFILE there (EOPNOTSUPP; EISDIR from a kernel without it) */
+		if (err == EOPNOTSUPP || err == EISDIR)
+			AS_CALLER(req, err, temp_hidden(dfd, mode & 07777, &fh, &hidden));
+	}
+	if (!err && hidden)
+		err = host_reopen(dfd, O_PATH, &hdir);
+	if (!err)
+		err = host_reopen(fh, O_PATH, &keep);
+	if (!err)
+		err = host_reopen(fh, O_PATH, &pfd);
+	if (!err)
+		err = host_stat(pfd, &sb);
+	if (err) {
+		if (hidden) {
+			int e2;
+
+			AS_CALLER(req, e2, host_unlink(dfd, hidden));
+			(void)e2;	/* the first error is the answer */
+			free(hidden);
+		}
+		for (int *f = (int[]){ fh, keep, pfd, hdir, -2 }; *f != -2; f++)
+			if (*f >= 0)
+				close(*f);
+		reply_err(req, err);
+		return;
+	}
+	host_match_append(fh, fi->flags & O_APPEND);
+	in = inode_take_kept(pfd, &sb, temp_state(dir), dir, name);
+	inode_hold(in);		/* the table's */
+	(void)stage_add(dir, name, in, keep, hidden, hdir, ctx->uid);
+	temp_attr(in, &sb);
+	fill_entry(&e, in, &sb, dir);
+	fi->fh = (uint64_t)fh;
+	fi->keep_cache = cfg->keep_cache;
+	inode_opened(in, true);
+	if (fuse_reply_create(req, &e, fi) == -ENOENT) {	/* interrupted: the temporary stays */
+		close(fh);
+		inode_released(in, true);
+		inode_put(in, 1);
+	}
+}
+
+/* Only its maker (or root) may remove or rename a temporary: a sticky directory's rule. */
+static int temp_owner(fuse_req_t req, const struct awfs_staged *s)
+{
+	uid_t uid = fuse_req_ctx(req)->uid;
+
+	return uid == s->uid || uid == 0 ? 0 : EPERM;
+}
+
+static void temp_unlink(fuse_req_t req, struct awfs_staged *s)
+{
+	int err = temp_owner(req, s);
+
+	if (!err && s->hidden) {
+		AS_CALLER(req, err, host_unlink(s->hidden_dir, s->hidden));
+		if (err == ENOENT)	/* gone on the host already */
+			err = 0;
+	}
+	if (!err)
+		stage_drop(s);
+	reply_err(req, err);
+}
+
+/* Link the unnamed temporary at @fd into @dfd under a fresh hidden name (*hidden). */
+static int temp_link(int fd, int dfd, char **hidden)
+{
+	char name[sizeof(AWFS_STAGE_PREFIX) + 32];
+	uint64_t r;
+	int err = EEXIST;
+
+	for (int i = 0; i < 8 && err == EEXIST; i++) {
+		if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+			return EIO;
+		snprintf(name, sizeof(name), AWFS_STAGE_PREFIX "%016llx", (unsigned long long)r);
+		err = host_link(fd, dfd, name);
+	}
+	if (!err)
+		*hidden = util_xstrdup(name);
+	return err;
+}
+
+/*
+ * Rename the temporary @s onto @newname, the single-file rule @to of its
+ * directory (decide_replace() allowed it): an unnamed one is linked in
+ * under a hidden name first (linkat cannot replace), then renamed over the
+ * file, as the caller; a hidden name made here is removed again if the
+ * rename fails.
+ */
+static void temp_replace(fuse_req_t req, struct awfs_staged *s, const struct awfs_entry_pos *to,
+			 const char *newname, unsigned int flags)
+{
+	char *linked = NULL;
+	int dfd, fd, e2, err = temp_owner(req, s);
+
+	if (!err && (flags & ~RENAME_NOREPLACE))
+		err = EINVAL;
+	if (!err)
+		err = inode_fd(s->dir, &dfd);
+	if (!err && !s->hidden) {
+		err = inode_fd(s->in, &fd);
+		if (!err)
+			AS_CALLER(req, err, temp_link(fd, dfd, &linked));
+	}
+	if (!err) {
+		AS_CALLER(req, err, host_rename(dfd, linked ? linked : s->hidden, dfd, newname, flags));
+		if (err && linked) {
+			AS_CALLER(req, e2, host_unlink(dfd, linked));
+			(void)e2;	/* the rename's error is the answer */
+		}
+	}
+	free(linked);
+	if (!err) {
+		inode_moved(s->in->dev, s->in->ino, s->in->state, s->dir, s->name, s->dir, newname);
+		inode_restate_file(s->in, to->st);
+		free(s->hidden);
+		s->hidden = NULL;	/* renamed: nothing of awfs's is left there */
+		stage_drop(s);
+	}
+	reply_err(req, err);
+}
+
 /*
  * Look up @name in @dir and take a reference on the result. Fills @e;
  * ENOENT is returned as such (the caller decides about negative entries).
@@ -410,6 +643,14 @@ static int do_lookup(struct awfs_inode *dir, const char *name, struct fuse_entry
 		return info_entry(dir, name, e);
 	if (is_masked(dir) || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 		return ENOENT;
+	if (dir->kind == AWFS_INODE_HOST) {
+		struct awfs_staged *t = stage_find(dir, name);
+
+		if (t)
+			return temp_entry(t, e);
+		if (stage_is_hidden(name) && decide_stages_in(dir->state))
+			return ENOENT;	/* awfs's own: never the agent's */
+	}
 	err = inode_fd(dir, &dfd);
 	if (err)
 		return err;
@@ -575,6 +816,8 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 			goto out;
 	}
 	err = host_stat(fd, &st);
+	if (!err)
+		temp_attr(in, &st);
 out:
 	if (err)
 		reply_err(req, err);
@@ -682,7 +925,14 @@ static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const cha
 static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct awfs_inode *dir = inode_get(parent);
-	int dfd, err = check_entry(req, "unlink", dir, name);
+	struct awfs_staged *t = dir->kind == AWFS_INODE_HOST ? stage_find(dir, name) : NULL;
+	int dfd, err;
+
+	if (t) {
+		temp_unlink(req, t);
+		return;
+	}
+	err = check_entry(req, "unlink", dir, name);
 
 	if (!err)
 		err = inode_fd(dir, &dfd);
@@ -728,11 +978,19 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	struct awfs_inode *dir = inode_get(parent), *ndir = inode_get(newparent);
 	const char *op = (flags & RENAME_EXCHANGE) ? "rename(exchange)" : "rename";
 	const struct awfs_entry_pos from = entry_pos(dir, name), to = entry_pos(ndir, newname);
-	const struct awfs_decision d = decide_rename(&from, &to);
+	struct awfs_staged *t = dir == ndir && dir->kind == AWFS_INODE_HOST && !(flags & RENAME_EXCHANGE)
+					? stage_find(dir, name) : NULL;
+	const struct awfs_decision d = t ? decide_replace(&from, &to) : decide_rename(&from, &to);
 	/* messages always read "rename SOURCE to DESTINATION", whichever end refused */
 	const struct awfs_other_end at[2] = { { NULL, dir, name }, { "to", ndir, newname } };
-	int dfd, ndfd, err = d.how ? refuse(req, op, &d, at, true) : inode_fd(dir, &dfd);
+	int dfd, ndfd, err = d.how ? refuse(req, op, &d, at, true) : 0;
 
+	if (!err && t) {
+		temp_replace(req, t, &to, newname, flags);
+		return;
+	}
+	if (!err)
+		err = inode_fd(dir, &dfd);
 	if (!err)
 		err = inode_fd(ndir, &ndfd);
 	if (!err)
@@ -784,7 +1042,7 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (!err && in->kind == AWFS_INODE_HOST) {
 		/* the directory's fd first (the name is tried there, below): the
 		 * inode's, opened next, never closes the newest ones */
-		if (in->parent && inode_fd(in->parent, &dirfd) != 0)
+		if (in->parent && !in->staged && inode_fd(in->parent, &dirfd) != 0)
 			dirfd = -1;
 		err = inode_fd(in, &fd);
 	}
@@ -839,6 +1097,7 @@ static bool exists_unmasked(struct awfs_inode *dir, const char *name, const stru
 	int dfd;
 
 	return dir->kind == AWFS_INODE_HOST && !pos->info && classify_class(pos->st) != AWFS_CLASS_MASK &&
+	       !(stage_is_hidden(name) && decide_stages_in(dir->state)) &&
 	       inode_fd(dir, &dfd) == 0 && host_stat_at(dfd, name, &sb) == 0;
 }
 
@@ -859,8 +1118,14 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	 * well be allowed. ESTALE (unlogged: nothing was refused) has the
 	 * kernel look again (see below).
 	 */
-	if (d.how && exists_unmasked(dir, name, &pos)) {
+	if (d.how && ((dir->kind == AWFS_INODE_HOST && stage_find(dir, name)) ||
+		       exists_unmasked(dir, name, &pos))) {
 		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	/* a temporary beside a single-file rule, to be renamed over it */
+	if (d.how && dir->kind == AWFS_INODE_HOST && !stage_is_hidden(name) && !decide_stage(&pos, name).how) {
+		temp_create(req, dir, name, mode, fi);
 		return;
 	}
 	err = d.how ? refuse(req, "create", &d, &at, false) : 0;
@@ -1115,6 +1380,7 @@ static int dir_load(struct awfs_inode *dir, struct dir_snap *d)
 		return err;
 	nfixed = classify_fixed_masks(dir->state, &fixed);
 	bool *seen = util_xcalloc(nfixed ? nfixed : 1, sizeof(*seen));
+	bool stages = decide_stages_in(dir->state);
 
 	errno = 0;
 	while ((de = readdir(dp)) != NULL) {
@@ -1126,6 +1392,8 @@ static int dir_load(struct awfs_inode *dir, struct dir_snap *d)
 		}
 		if (info_is_name(dir, de->d_name))
 			continue;	/* the information directory stands in its place */
+		if (stages && stage_is_hidden(de->d_name))
+			continue;	/* a temporary's host name: awfs's own (stage.h) */
 		st = classify_child(cfg->classifier, dir->state, de->d_name);
 		note_if_unclassified(dir, de->d_name, st);
 		if (classify_class(st) == AWFS_CLASS_MASK) {

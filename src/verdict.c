@@ -283,10 +283,10 @@ static void single_file_hint(const struct awfs_refusal *r, char *out, size_t siz
 	}
 	if (self) {
 		log_quote_path(self, strlen(self), q, sizeof(q));
-		snprintf(out, size, "; %s is writable in place only: write to it directly (>, >>, truncate); it cannot be removed, renamed or replaced", q);
+		snprintf(out, size, "; %s is writable in place, or replaced by a temporary file made beside it and renamed onto it; it cannot be removed or renamed", q);
 	} else if (nnames) {
-		snprintf(out, size, "; in this directory only %s %s writable, in place: write to %s directly (>, >>, truncate), not through a temporary file renamed over it (sed -i, perl -pi, mv)",
-			 names, nnames == 1 ? "is" : "are", nnames == 1 ? "it" : "them");
+		snprintf(out, size, "; in this directory only %s %s writable: in place (>, >>, truncate), or through a temporary file beside %s renamed onto %s, named as sed -i, perl -pi, Python's tempfile, mktemp or the file's own name and a suffix name theirs",
+			 names, nnames == 1 ? "is" : "are", nnames == 1 ? "it" : "them", nnames == 1 ? "it" : "one");
 	}
 }
 

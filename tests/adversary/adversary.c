@@ -175,6 +175,8 @@ static struct {
 	int nuids;
 	uid_t canary_uid;
 	const char *wdirs[MAX_LIST], *rdirs[MAX_LIST], *mdirs[MAX_LIST], *victims[MAX_LIST];
+	const char *singles[MAX_LIST];	/* single-file rules in the root (-s) */
+	int ns;
 	int nw, nr, nm, nv;
 	struct forbidden forbid[MAX_FORBID];
 	int nforbid;
@@ -507,6 +509,38 @@ static bool guarded(const char *path)
 	return in_list(C.rdirs, C.nr, path, dlen) || in_list(C.mdirs, C.nm, path, dlen);
 }
 
+/* @path without a leading "./" */
+static const char *bare(const char *path)
+{
+	return strncmp(path, "./", 2) == 0 ? path + 2 : path;
+}
+
+/* Is @path a single-file rule of the root (-s)? */
+static bool single(const char *path)
+{
+	return in_list(C.singles, C.ns, bare(path), strlen(bare(path)));
+}
+
+/*
+ * Is @path, in the root, a name awfs takes a temporary under there (beside
+ * a single-file rule: a rule's name and a suffix, or sed -i's): made,
+ * written and removed through awfs, but never on the host under that name.
+ */
+static bool temp_name(const char *path)
+{
+	const char *n = bare(path);
+
+	if (strchr(n, '/') || C.ns == 0)
+		return false;
+	for (int i = 0; i < C.ns; i++) {
+		size_t len = strlen(C.singles[i]);
+
+		if (strncmp(n, C.singles[i], len) == 0 && n[len] == '.' && n[len + 1])
+			return true;
+	}
+	return strncmp(n, "sed", 3) == 0 && strlen(n) == 9;
+}
+
 /* A change of the entry @path (its directory's) succeeded: not in a guarded directory. */
 static void judge_change(struct worker *w, const char *op, const char *path)
 {
@@ -514,6 +548,8 @@ static void judge_change(struct worker *w, const char *op, const char *path)
 
 	if (!guarded(path))
 		return;
+	if ((strcmp(op, "create") == 0 || strcmp(op, "unlink") == 0) && temp_name(path))
+		return;	/* a temporary: awfs keeps it, the host never has the name */
 	snprintf(key, sizeof(key), "policy %s", op);
 	violation(w, key, "%s of %s succeeded in a read-only or masked directory", op, path);
 }
@@ -527,7 +563,7 @@ static void judge_object(struct worker *w, const char *op, const char *path)
 {
 	char key[96];
 
-	if (!guarded(path) || in_list(C.wdirs, C.nw, path, strlen(path)))
+	if (!guarded(path) || in_list(C.wdirs, C.nw, path, strlen(path)) || single(path) || temp_name(path))
 		return;
 	snprintf(key, sizeof(key), "policy %s", op);
 	violation(w, key, "%s of %s succeeded: it is read-only or masked", op, path);
@@ -552,7 +588,7 @@ static void judge_made(struct worker *w, const char *op, const char *path, mode_
 
 static const char *const names[] = {
 	"a", "b", "e", "d0", "s", "ff", "l", "file", "m", "config", "x.pem", "top.key",
-	"masked", ".git", "..",
+	"masked", ".git", "..", "summary.md", "summary.md.tmp.1", "sedAAAAAA",
 };
 static const char *const dirnames[] = { "e", "d0", "a" };
 
@@ -934,6 +970,9 @@ static void k_rename(struct worker *w)
 	op_begin(w, "renameat2(%s, %s, %s)", src, dst, rflags_str(flags));
 	rc = op_end(w, renameat2(AT_FDCWD, src, AT_FDCWD, dst, flags));
 	if (rc)
+		return;
+	/* a temporary renamed onto a single-file rule of the root: the one rename it may make */
+	if (temp_name(src) && single(dst) && !(flags & (RENAME_EXCHANGE | RENAME_WHITEOUT)))
 		return;
 	judge_change(w, "rename", src);
 	judge_change(w, "rename", dst);
@@ -1910,6 +1949,8 @@ static void usage(void)
 		"  -m DIR         a masked directory (repeat)     [secret rw/masked ro/hidden]\n"
 		"  -v NAME        a root-owned file's name in the writable dirs (repeat)\n"
 		"                                       [secret600 rootro644 acl644]\n"
+		"  -s NAME        a single-file rule in the read-only root (repeat): writable,\n"
+		"                 replaced by a temporary beside it (NAME.*, sed and 6)  [none]\n"
 		"  -f FILE        forbidden strings, one a line; \"uid=N STRING\" for one uid\n"
 		"  -c FILE -C DIR the canaries' file and directory      [ro/canary ro/dir]\n"
 		"  -a MS          the timer that ends a blocked call     [500]\n"
@@ -1993,10 +2034,10 @@ static void load_forbidden(const char *file)
 
 static void parse_args(int argc, char **argv)
 {
-	bool fw = false, fr = false, fm = false, fv = false;
+	bool fw = false, fr = false, fm = false, fv = false, fs = false;
 	int c;
 
-	while ((c = getopt(argc, argv, "u:U:w:r:m:v:f:c:C:a:t:x:kh")) != -1) {
+	while ((c = getopt(argc, argv, "u:U:w:r:m:v:s:f:c:C:a:t:x:kh")) != -1) {
 		switch (c) {
 		case 'u': parse_uids(optarg); break;
 		case 'U': C.canary_uid = (uid_t)strtoul(optarg, NULL, 10); break;
@@ -2004,6 +2045,7 @@ static void parse_args(int argc, char **argv)
 		case 'r': list_add(C.rdirs, &C.nr, &fr, optarg); break;
 		case 'm': list_add(C.mdirs, &C.nm, &fm, optarg); break;
 		case 'v': list_add(C.victims, &C.nv, &fv, optarg); break;
+		case 's': list_add(C.singles, &C.ns, &fs, optarg); break;
 		case 'f': load_forbidden(optarg); break;
 		case 'c': C.canary_file = optarg; break;
 		case 'C': C.canary_dir = optarg; break;

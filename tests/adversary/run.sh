@@ -83,7 +83,8 @@ mask = (
 );
 allow_write = (
   { path = "rw"; reason = "agent scratch"; },
-  { path = "mem-*"; reason = "named memories"; }
+  { path = "mem-*"; reason = "named memories"; },
+  { path = "summary.md"; reason = "a single file the agent replaces through a temporary beside it"; }
 );
 read_only = (
   { path = "rw/.git"; reason = "the host runs git here"; },
@@ -119,6 +120,7 @@ build_fixture() {
 	echo GITCFG >rw/.git/config
 	echo RWDATA >rw/file
 	echo MEM >mem-a/m
+	echo SUMMARY >summary.md
 	chown -R "$AGENT_UID:$AGENT_UID" .
 	# both uids may rename root's files there; neither may chmod the roots
 	# shut (a "mem-a/e/.." in the fuzzer's hands)
@@ -210,6 +212,7 @@ rm -rf "$T/raw"
 
 ro0=$(ro_state)
 root0=$(root_state)
+names0=$(cd "$SRC" && ls -A | LC_ALL=C sort)
 writable_objects -uid 0 -printf '%i\n' | sort >"$T/root-inodes"
 
 # ------------------------------------------------------------ teardown
@@ -252,7 +255,7 @@ rss0=$(awfs_rss_kb)
 # its own process group (setsid), so that whatever it leaves is found by id
 echo "# awfs-adversary $MNT $SECS s, seed $SEED, $PROCS workers (uids $AGENT_UID,$OTHER_UID)"
 # shellcheck disable=SC2086
-setsid "$ADV" -k -u "$AGENT_UID,$OTHER_UID" -U "$OTHER_UID" -f "$T/forbidden" ${AWFS_ADVERSARY_ARGS:-} \
+setsid "$ADV" -k -u "$AGENT_UID,$OTHER_UID" -U "$OTHER_UID" -f "$T/forbidden" -s summary.md ${AWFS_ADVERSARY_ARGS:-} \
 	"$MNT" "$SECS" "$SEED" "$PROCS" >"$T/adversary.out" 2>&1 &
 ADV_PID=$!
 for _ in $(seq $(((SECS + 30) * 10))); do kill -0 "$ADV_PID" 2>/dev/null || break; sleep 0.1; done
@@ -297,6 +300,9 @@ fi
 teardown
 for _ in $(seq 50); do group_alive || break; sleep 0.1; done
 check "no process of the fuzzer is left once the mount is gone" no "$(group_alive && echo yes || echo no)"
+check "the read-only root has the fixture's names: no temporary, no hidden name of awfs's left" "$names0" \
+	"$(cd "$SRC" && ls -A | LC_ALL=C sort)"
+check "summary.md, whatever replaced it, is a regular file" "regular file" "$(stat -c %F "$SRC/summary.md" 2>&1)"
 ADV_PID=""
 check "the mount is gone" 0 "$(awfs_mounts "$MNT")"
 

@@ -28,6 +28,7 @@ echo GITCFG >"$dir/rw/.git/config"
 echo MASKEDRW >"$dir/rw/masked/m"
 echo MEM >"$dir/mem-a/m"
 echo ROOTFILE >"$dir/rootfile"
+echo SUMMARY >"$dir/summary.md"	# the agent's own single file (replaced through a temporary)
 echo RESTRICTED >"$dir/restricted/r"
 chown -R "$uid:$uid" "$dir"
 chown root:root "$dir/restricted" "$dir/restricted/r"

@@ -487,5 +487,21 @@ int main(int argc, char **argv)
 	do_write("ro/granted", "x", O_APPEND);
 	do_read("rw/root-only");
 	do_write("rw/root-only", "x", O_APPEND);
+
+	/* ---- a single file replaced through a temporary beside it, as sed -i and Claude Code's Write do */
+	do_write("summary.md.tmp.7.ab", "replaced\n", O_CREAT | O_EXCL);
+	do_stat("summary.md.tmp.7.ab");
+	do_read("summary.md.tmp.7.ab");
+	do_rename("summary.md.tmp.7.ab", "summary.md", 0);
+	do_read("summary.md");
+	do_stat("summary.md.tmp.7.ab");
+	do_write("sedAAAAAA", "left\n", O_CREAT | O_EXCL);
+	do_rename("sedAAAAAA", "kept", 0);
+	do_rename("sedAAAAAA", "rw/kept", 0);
+	result("unlink", "sedAAAAAA", unlink(at("sedAAAAAA")));
+	do_stat("sedAAAAAA");
+	do_open("notes.md", "O_CREAT", O_WRONLY | O_CREAT | O_EXCL);
+	do_readdir("");
+	do_write("summary.md", "SUMMARY\n", O_TRUNC);	/* as it was, for a second run */
 	return 0;
 }

@@ -369,12 +369,118 @@ static void test_only_writable_passes(void **state)
 	}
 }
 
+/* ------------------------------------------------------------ temporaries beside single files */
+
+/*
+ * A read-only root holding a single-file rule, a read-only directory with
+ * one inside it, a read-only rule that a temporary's name could match, and
+ * a masked and a plain read-only directory: where decide_stage() lets a
+ * temporary be made and decide_replace() lets it be renamed.
+ */
+static const char stage_text[] =
+	"version = 1;\n"
+	"allow_write = (\n"
+	"  { path = \"summary.md\"; reason = \"the step summary\"; create = \"file\"; },\n"
+	"  { path = \"td/result.json\"; reason = \"the engine's result\"; create = \"file\"; },\n"
+	"  { path = \"rw\"; reason = \"scratch\"; },\n"
+	"  { path = \"notsingle.md\"; reason = \"a writable file not made single\"; }\n"
+	");\n"
+	"read_only = (\n"
+	"  { path = \"sedRULE00\"; reason = \"a rule a temporary's name could match\"; },\n"
+	"  { path = \"ro\"; reason = \"ro\"; },\n"
+	"  { path = \"td\"; reason = \"the detection evidence\"; }\n"
+	");\n"
+	"mask = (\n"
+	"  { path = \"m\"; reason = \"masked\"; }\n"
+	");\n";
+
+struct stage_row {
+	const char *why;
+	const char *path;	/* the entry created */
+	bool allowed;
+};
+
+static const struct stage_row stage_rows[] = {
+	{ "Claude Code's Write: the file's name and a suffix", "summary.md.tmp.4242.19af3c", true },
+	{ "write-file-atomic: the file's name and a hash", "summary.md.2634066542", true },
+	{ "the same, hidden", ".summary.md.XyZ12", true },
+	{ "GNU sed -i", "sedAbC123", true },
+	{ "perl -pi", "XXSAptZP", true },
+	{ "Python's tempfile", "tmpk3_9xq0a", true },
+	{ "mktemp", "tmp.AbCdEfGhIj", true },
+	{ "a deeper read-only directory holding a single-file rule", "td/result.json.tmp.1.a", true },
+	{ "a plain name stays refused", "notes.md", false },
+	{ "the file's name alone is the file, not a temporary", "summary.md", false },
+	{ "the file's name and a bare dot", "summary.md.", false },
+	{ "a prefix of another file's name", "summary.mdx.tmp", false },
+	{ "sed's name, one character short (and not perl's length)", "sedAbC1", false },
+	{ "sed's name with a character sed never uses", "sedAbC-12", false },
+	{ "Python's name with a capital it never uses", "tmpK3_9XQ0A", false },
+	{ "perl's length with a dot", "XXSA.tZP", false },
+	{ "a name with a read-only rule of its own", "sedRULE00", false },
+	{ "a read-only directory without single files", "ro/sedAbC123", false },
+	{ "a masked directory", "m/sedAbC123", false },
+	{ "the information directory", INFO "/sedAbC123", false },
+	{ "another directory's single file lends nothing to the root", "result.json.tmp.1.a", false },
+	{ "a writable file not found single at mount", "notsingle.md.tmp.1.a", false },
+};
+
+static void test_stage(void **state)
+{
+	struct awfs_msgs errs = { 0 };
+	struct awfs_policy *sp = policy_parse(stage_text, "stage.conf", NULL, &errs);
+	struct awfs_classifier *saved = cls;
+
+	(void)state;
+	assert_non_null(sp);
+	msgs_clear(&errs);
+	for (size_t i = 0; i < sp->nrules; i++)	/* what boundary.c finds at mount */
+		sp->rules[i].single_file = sp->rules[i].create_file;
+	cls = classify_new(sp);
+	for (size_t i = 0; i < sizeof(stage_rows) / sizeof(stage_rows[0]); i++) {
+		const struct stage_row *r = &stage_rows[i];
+		struct awfs_entry_pos e = entry(r->path);
+		const char *name = strrchr(r->path, '/') ? strrchr(r->path, '/') + 1 : r->path;
+		struct awfs_decision d = decide_stage(&e, name);
+
+		if ((d.how == AWFS_ALLOWED) != r->allowed)
+			fail_msg("stage %s (%s): %s", r->path, r->why, d.how ? "refused" : "allowed");
+		if (!r->allowed)	/* a refusal is decide_entry()'s own */
+			assert_int_equal(d.how, decide_entry(&e).how);
+	}
+	/* a temporary is renamed onto a single-file rule of its directory, and nothing else */
+	{
+		struct awfs_entry_pos t = entry("summary.md.tmp.1.a"), td = entry("td/result.json.tmp.1.a");
+		struct awfs_entry_pos f = entry("summary.md"), tf = entry("td/result.json");
+		struct awfs_entry_pos other = entry("notes.md"), ns = entry("notsingle.md"), rw = entry("rw/x");
+		struct awfs_entry_pos ro = entry("sedRULE00");
+
+		assert_int_equal(decide_replace(&t, &f).how, AWFS_ALLOWED);
+		assert_int_equal(decide_replace(&td, &tf).how, AWFS_ALLOWED);
+		assert_int_equal(decide_replace(&t, &tf).how, AWFS_BLOCK_PARENT);
+		assert_int_equal(decide_replace(&td, &f).how, AWFS_BLOCK_PARENT);
+		assert_int_equal(decide_replace(&t, &other).how, AWFS_BLOCK_PARENT);
+		assert_int_equal(decide_replace(&t, &ns).how, AWFS_BLOCK_PARENT);
+		assert_int_equal(decide_replace(&t, &rw).how, AWFS_BLOCK_PARENT);
+		assert_int_equal(decide_replace(&t, &ro).how, AWFS_BLOCK_PARENT);
+		assert_true(decide_stages_in(at(".")));
+		assert_true(decide_stages_in(at("td")));
+		assert_false(decide_stages_in(at("ro")));
+		assert_false(decide_stages_in(at("rw")));
+		assert_false(decide_stages_in(at("m")));
+	}
+	classify_free(cls);
+	cls = saved;
+	policy_free(sp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_named_cases),
 		cmocka_unit_test(test_matrix),
 		cmocka_unit_test(test_only_writable_passes),
+		cmocka_unit_test(test_stage),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
