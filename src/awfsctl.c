@@ -28,7 +28,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: awfsctl check   --policy FILE [--source DIR] [--runtime NAME] [--root PATH]\n"
-		"                       [--allowed-tools STRING] [--strict]\n"
+		"                       [--allowed-tools STRING] [--workflow FILE.lock.yml...] [--strict]\n"
 		"       awfsctl show    --policy FILE [--runtime NAME] [--json]\n"
 		"       awfsctl explain --policy FILE [--runtime NAME] [--root PATH] PATH...\n"
 		"       awfsctl verify  MOUNTPOINT --policy FILE [--runtime NAME] [--also-at PATH]...\n"
@@ -36,7 +36,9 @@ static void usage(FILE *out)
 		"  check    validate the policy, then against the source tree (missing allow_write\n"
 		"           targets, unclassified top-level entries) and, with --allowed-tools,\n"
 		"           against the engine's tool permissions (Write/Edit/MultiEdit/NotebookEdit\n"
-		"           paths awfs would refuse); --strict makes warnings errors\n"
+		"           paths awfs would refuse) and, with --workflow, against compiled gh-aw\n"
+		"           workflows (what the agent's step is told to write, what steps after it\n"
+		"           run or upload); --strict makes warnings errors (awfsctl(1) says which)\n"
 		"  show     the resolved rule set, as text or JSON\n"
 		"  explain  per path: its class and the rule that decides it\n"
 		"  verify   prove through a live mount that masks are empty, read-only paths\n"
@@ -48,7 +50,7 @@ static void usage(FILE *out)
 		"Exit status: 0 all well, 1 findings or a failed probe, 2 unusable input.\n");
 }
 
-enum { OPT_POLICY = 1, OPT_SOURCE, OPT_RUNTIME, OPT_ROOT, OPT_TOOLS, OPT_STRICT, OPT_JSON, OPT_ALSO };
+enum { OPT_POLICY = 1, OPT_SOURCE, OPT_RUNTIME, OPT_ROOT, OPT_TOOLS, OPT_STRICT, OPT_JSON, OPT_ALSO, OPT_WORKFLOW };
 
 static const struct option long_opts[] = {
 	{ "policy", required_argument, NULL, OPT_POLICY },
@@ -59,6 +61,7 @@ static const struct option long_opts[] = {
 	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "also-at", required_argument, NULL, OPT_ALSO },
+	{ "workflow", required_argument, NULL, OPT_WORKFLOW },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -68,6 +71,8 @@ struct args {
 	bool strict, json;
 	char **also;
 	size_t nalso;
+	const char **workflows;
+	size_t nworkflows;
 };
 
 /* Which options each command takes: a string of OPT_* codes. */
@@ -75,9 +80,9 @@ static bool takes(const char *cmd, int opt)
 {
 	static const struct {
 		const char *cmd;
-		const char opts[8];
+		const char opts[9];
 	} table[] = {
-		{ "check", { OPT_POLICY, OPT_SOURCE, OPT_RUNTIME, OPT_ROOT, OPT_TOOLS, OPT_STRICT } },
+		{ "check", { OPT_POLICY, OPT_SOURCE, OPT_RUNTIME, OPT_ROOT, OPT_TOOLS, OPT_STRICT, OPT_WORKFLOW } },
 		{ "show", { OPT_POLICY, OPT_RUNTIME, OPT_JSON } },
 		{ "explain", { OPT_POLICY, OPT_RUNTIME, OPT_ROOT } },
 		{ "verify", { OPT_POLICY, OPT_RUNTIME, OPT_ALSO } },
@@ -243,6 +248,10 @@ int main(int argc, char **argv)
 			a.also = util_xrealloc(a.also, (a.nalso + 1) * sizeof(*a.also));
 			a.also[a.nalso++] = optarg;
 			break;
+		case OPT_WORKFLOW:
+			a.workflows = util_xrealloc(a.workflows, (a.nworkflows + 1) * sizeof(*a.workflows));
+			a.workflows[a.nworkflows++] = optarg;
+			break;
 		}
 	}
 	if (!a.policy) {
@@ -264,6 +273,13 @@ int main(int argc, char **argv)
 			.allowed_tools = a.tools, .root = a.root, .strict = a.strict,
 		};
 
+		/* --workflow A.lock.yml B.lock.yml ...: the files after the first are workflows too */
+		while (a.nworkflows && optind < argc) {
+			a.workflows = util_xrealloc(a.workflows, (a.nworkflows + 1) * sizeof(*a.workflows));
+			a.workflows[a.nworkflows++] = argv[optind++];
+		}
+		o.workflows = a.workflows;
+		o.nworkflows = a.nworkflows;
 		ret = optind < argc ? 2 : check_run(&o, stdout, stderr);
 	} else {
 		struct awfs_verify_opts o = {
@@ -281,5 +297,6 @@ int main(int argc, char **argv)
 	if (ret == 2 && optind < argc && strcmp(cmd, "explain") != 0 && strcmp(cmd, "verify") != 0)
 		fprintf(stderr, "awfsctl %s: unexpected argument `%s'\n", cmd, argv[optind]);
 	free(a.also);
+	free(a.workflows);
 	return ret;
 }

@@ -20,6 +20,7 @@
 #include "explain.h"
 #include "grants.h"
 #include "host.h"
+#include "lockcheck.h"
 #include "log.h"
 #include "policy.h"
 #include "util.h"
@@ -187,6 +188,36 @@ static void check_unclassified(struct awfs_classifier *c, int root_fd, const cha
 	free(names);
 }
 
+/*
+ * The line a finding of @sev is (0 error, 1 warning, 2 note). What --strict
+ * makes an error (awfsctl(1) says why): a part of a grant a rule refuses
+ * that the policy does not mark as an exception it makes on purpose (the
+ * engine may write there and awfs will refuse, the lost write check is run
+ * to catch), a path a step after the agent runs that the agent could write,
+ * a name nobody classified. A grant as wide as the mount root or wider, and
+ * an upload of what the agent may write, stay warnings: the engine's
+ * breadth, which the agent's own refusals explain (the denial line and
+ * .awfs/README name where it may write), and the agent's products, which
+ * the artifact is for. An exception the policy states is a note.
+ */
+static int level(const struct awfs_check_opts *o, enum awfs_severity sev)
+{
+	switch (sev) {
+	case AWFS_FINDING_ERROR:
+		return 0;
+	case AWFS_FINDING_WARN:
+	case AWFS_FINDING_EXCEPT:
+		return o->strict ? 0 : 1;
+	case AWFS_FINDING_BROAD:
+	case AWFS_FINDING_CONSUMED:
+		return 1;
+	case AWFS_FINDING_ACK:
+	case AWFS_FINDING_NOTE:
+		break;
+	}
+	return 2;
+}
+
 static void check_grants(const struct awfs_check_opts *o, struct awfs_classifier *c,
 			 const struct awfs_policy *p, const char *root, struct lines *l,
 			 struct awfs_grants *g)
@@ -196,20 +227,43 @@ static void check_grants(const struct awfs_check_opts *o, struct awfs_classifier
 
 	grants_check(g, c, p, root, &f);
 	for (size_t i = 0; i < f.n; i++) {
-		/*
-		 * --strict makes every warning an error: a grant wider than the
-		 * root, and a part of a grant a rule refuses (a read-only .git
-		 * in a memory): the engine may write there and awfs will refuse,
-		 * which is the lost write check is run to catch.
-		 */
-		int sev = f.v[i].severity == AWFS_FINDING_ERROR ? 0 :
-			  f.v[i].severity == AWFS_FINDING_WARN || f.v[i].severity == AWFS_FINDING_EXCEPT ?
-			  (o->strict ? 0 : 1) : 2;
-
-		add(l, sev, "%s: %s: %s", esc(f.v[i].entry, a, sizeof(a)), esc(f.v[i].path, b, sizeof(b)),
-		    esc(f.v[i].text, t, sizeof(t)));
+		add(l, level(o, f.v[i].severity), "%s: %s: %s", esc(f.v[i].entry, a, sizeof(a)),
+		    esc(f.v[i].path, b, sizeof(b)), esc(f.v[i].text, t, sizeof(t)));
 	}
 	grants_findings_free(&f);
+}
+
+/* Each compiled workflow against the policy (lockcheck.h). Returns -1 if one cannot be read. */
+static int check_workflows(const struct awfs_check_opts *o, struct awfs_classifier *c,
+			   const struct awfs_policy *p, const char *root, struct lines *l, FILE *err)
+{
+	char a[4096], b[3 * PATH_MAX], t[8192];
+	int bad = 0;
+
+	for (size_t w = 0; w < o->nworkflows; w++) {
+		struct awfs_workflow wf;
+		struct awfs_findings f = { 0 };
+		char *why = NULL;
+
+		if (workflow_load(o->workflows[w], &wf, &why) < 0) {
+			fprintf(err, "awfsctl check: --workflow %s\n", esc(why, t, sizeof(t)));
+			free(why);
+			bad = -1;
+			continue;
+		}
+		lockcheck_run(&wf, c, p, root, &f);
+		for (size_t i = 0; i < f.n; i++) {
+			if (*f.v[i].path)
+				add(l, level(o, f.v[i].severity), "%s: %s: %s", esc(f.v[i].entry, a, sizeof(a)),
+				    esc(f.v[i].path, b, sizeof(b)), esc(f.v[i].text, t, sizeof(t)));
+			else
+				add(l, level(o, f.v[i].severity), "%s: %s", esc(f.v[i].entry, a, sizeof(a)),
+				    esc(f.v[i].text, t, sizeof(t)));
+		}
+		grants_findings_free(&f);
+		workflow_free(&wf);
+	}
+	return bad;
 }
 
 int check_run(const struct awfs_check_opts *o, FILE *out, FILE *err)
@@ -259,6 +313,10 @@ int check_run(const struct awfs_check_opts *o, FILE *out, FILE *err)
 	}
 	if (o->allowed_tools)
 		check_grants(o, c, p, root, &l, &g);
+	if (o->nworkflows && check_workflows(o, c, p, root, &l, err) < 0) {
+		ret = 2;	/* unreadable input: what and where was said */
+		goto out;
+	}
 
 	if (l.n)
 		qsort(l.v, l.n, sizeof(*l.v), cmp_line);

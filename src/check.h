@@ -20,7 +20,10 @@ struct awfs_check_opts {
 	const char *runtime;
 	const char *allowed_tools;	/* the engine's permission string, or NULL */
 	const char *root;		/* where the agent sees the mount root, or NULL */
-	bool strict;			/* warnings count as errors */
+	const char *const *workflows;	/* compiled workflows to check (lockcheck.h) */
+	size_t nworkflows;
+	bool strict;			/* warnings count as errors (but the kinds awfsctl(1)
+					   says stay warnings) */
 };
 
 /* Run the check, print findings to @out, messages to @err. Returns the exit status: 0, 1 or 2. */

@@ -674,9 +674,11 @@ static void check_under(struct check *x, const struct awfs_grant *g, const struc
 				if (r->cls == AWFS_CLASS_WRITE)
 					continue;
 				sb_path(&path, &x->root, rel->v, k, r->comps + d, r->ncomps - d);
-				sb_str(&text, "not writable although the grant may cover it (what is inside a directory): ");
+				sb_str(&text, r->exception ? "an exception the policy makes on purpose (exception = true), not writable although the grant may cover it (what is inside a directory): "
+							   : "not writable although the grant may cover it (what is inside a directory): ");
 				why_rule(&text, x->p, r);
-				add(x, AWFS_FINDING_EXCEPT, g->entry, sb_take(&path), sb_take(&text));
+				add(x, r->exception ? AWFS_FINDING_ACK : AWFS_FINDING_EXCEPT, g->entry, sb_take(&path),
+				    sb_take(&text));
 			}
 		} else {
 			sb_str(&text, "not writable although the grant covers it: ");
@@ -733,9 +735,11 @@ static void check_under(struct check *x, const struct awfs_grant *g, const struc
 			const struct awfs_rule *r = exc[i];
 
 			sb_path(&path, &x->root, rel->v, k, r->comps + d, r->ncomps - d);
-			sb_str(&text, "not writable although the grant covers it: ");
+			sb_str(&text, r->exception ? "an exception the policy makes on purpose (exception = true), not writable although the grant covers it: "
+						   : "not writable although the grant covers it: ");
 			why_rule(&text, x->p, r);
-			add(x, AWFS_FINDING_EXCEPT, g->entry, sb_take(&path), sb_take(&text));
+			add(x, r->exception ? AWFS_FINDING_ACK : AWFS_FINDING_EXCEPT, g->entry, sb_take(&path),
+			    sb_take(&text));
 		}
 	}
 	free(exc);
@@ -782,7 +786,7 @@ static void check_grant(struct check *x, const struct awfs_grant *g)
 	struct sbuf b = { 0 };
 
 	if (!*arg || strcmp(arg, "*") == 0 || strcmp(arg, "**") == 0) {
-		add(x, AWFS_FINDING_WARN, g->entry, util_xstrdup(x->root_str),
+		add(x, AWFS_FINDING_BROAD, g->entry, util_xstrdup(x->root_str),
 		    summary(x, "the grant covers every path"));
 		return;
 	}
@@ -800,11 +804,11 @@ static void check_grant(struct check *x, const struct awfs_grant *g)
 		check_under(x, g, &rel);
 		break;
 	case REACH_WIDER:
-		add(x, AWFS_FINDING_WARN, g->entry, util_xstrdup(x->root_str),
+		add(x, AWFS_FINDING_BROAD, g->entry, util_xstrdup(x->root_str),
 		    summary(x, "the grant reaches beyond the mount root"));
 		break;
 	case REACH_ROOT:
-		add(x, AWFS_FINDING_WARN, g->entry, util_xstrdup(x->root_str),
+		add(x, AWFS_FINDING_BROAD, g->entry, util_xstrdup(x->root_str),
 		    summary(x, "the grant names the mount root itself"));
 		break;
 	case REACH_ANCESTOR:

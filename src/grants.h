@@ -35,8 +35,13 @@ struct awfs_grants {
 
 enum awfs_severity {
 	AWFS_FINDING_ERROR,	/* the engine may write where awfs refuses */
-	AWFS_FINDING_WARN,	/* a grant wider than the mount root, or a bare one */
-	AWFS_FINDING_EXCEPT,	/* a rule the policy states on purpose refuses part of a grant */
+	AWFS_FINDING_WARN,	/* a warning, an error with --strict (lockcheck.h: a path a
+				   step runs after the agent, a name nobody classified) */
+	AWFS_FINDING_BROAD,	/* a grant wider than the mount root, or a bare one */
+	AWFS_FINDING_CONSUMED,	/* a step uploads what the agent could write (lockcheck.h) */
+	AWFS_FINDING_EXCEPT,	/* a rule refuses part of a grant, and the policy does not
+				   say it does so on purpose */
+	AWFS_FINDING_ACK,	/* a rule refuses part of a grant on purpose (exception = true) */
 	AWFS_FINDING_NOTE,	/* not checked (outside the root, relative), or fine */
 };
 

@@ -468,8 +468,13 @@ static void restate_locked(struct awfs_inode *in, const struct awfs_state *state
 		__atomic_store_n(&in->state, state, __ATOMIC_RELEASE);
 }
 
+/*
+ * @handles: reference it by handle where the source gives one. @fresh: the
+ * object is new (an unnamed file just made), so an inode of the same
+ * (dev, ino) is an older object's whose number was reused: it is dead.
+ */
 static struct awfs_inode *take_host(int fd, const struct stat *st, const struct awfs_state *state,
-				    struct awfs_inode *dir, const char *name, bool handles)
+				    struct awfs_inode *dir, const char *name, bool handles, bool fresh)
 {
 	struct awfs_inode *in;
 	union handle_buf fh;
@@ -479,6 +484,10 @@ static struct awfs_inode *take_host(int fd, const struct stat *st, const struct 
 	pthread_mutex_lock(&table_lock);
 	for (;;) {
 		in = find_host_locked(st->st_dev, st->st_ino, state);
+		if (in && fresh && in != &root) {
+			in->dead = 1;
+			continue;
+		}
 		/* an inode whose fd is open holds its object: the number is its own */
 		if ((in && (!in->handle || in->cfd >= 0)) || !handles)
 			break;
@@ -562,13 +571,13 @@ static struct awfs_inode *take_host(int fd, const struct stat *st, const struct 
 struct awfs_inode *inode_take_host(int fd, const struct stat *st, const struct awfs_state *state,
 				   struct awfs_inode *dir, const char *name)
 {
-	return take_host(fd, st, state, dir, name, use_handles);
+	return take_host(fd, st, state, dir, name, use_handles, false);
 }
 
 struct awfs_inode *inode_take_kept(int fd, const struct stat *st, const struct awfs_state *state,
 				   struct awfs_inode *dir, const char *name)
 {
-	return take_host(fd, st, state, dir, name, false);
+	return take_host(fd, st, state, dir, name, false, true);
 }
 
 void inode_restate_file(struct awfs_inode *in, const struct awfs_state *state)

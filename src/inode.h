@@ -137,6 +137,8 @@ struct awfs_inode {
 	unsigned char linked;		/* more than one link when last looked up (ops.c) */
 	unsigned char staged;		/* a temporary beside a single-file rule, entered in
 					   stage.h's table (which says when); listener only */
+	unsigned char unnamed;		/* made as such a temporary: @name was never its
+					   name on the host, so it is never opened by it */
 	unsigned char readable;		/* regular files: fd has been made an O_RDONLY fd
 					   (same number), the handle of every plain
 					   read-only open; listener thread only */

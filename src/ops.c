@@ -908,7 +908,15 @@ static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const cha
 	struct awfs_inode *in = inode_get(ino), *dir = inode_get(parent);
 	const struct awfs_object_pos o = object_pos(in);
 	const struct awfs_entry_pos e = entry_pos(dir, name);
-	const struct awfs_decision d = decide_link(&o, &e);
+	/*
+	 * A temporary beside a single-file rule is linked nowhere: its one way
+	 * onto the host is its rename onto the rule, and a second name would
+	 * leave the rule's file linked to a path the agent keeps. Refused as
+	 * the entry it is, in its read-only directory.
+	 */
+	const struct awfs_decision d = in->staged ? decide_entry(&(struct awfs_entry_pos){ .dir = in->parent->state,
+									 .st = in->parent->state })
+						: decide_link(&o, &e);
 	const struct awfs_other_end at[2] = { { NULL, in, NULL }, { "to", dir, name } };
 	int fd, dfd, err = d.how ? refuse(req, "link", &d, at, true) : inode_fd(in, &fd);
 
@@ -1042,7 +1050,7 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (!err && in->kind == AWFS_INODE_HOST) {
 		/* the directory's fd first (the name is tried there, below): the
 		 * inode's, opened next, never closes the newest ones */
-		if (in->parent && !in->staged && inode_fd(in->parent, &dirfd) != 0)
+		if (in->parent && !in->unnamed && inode_fd(in->parent, &dirfd) != 0)
 			dirfd = -1;
 		err = inode_fd(in, &fd);
 	}

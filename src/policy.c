@@ -317,9 +317,21 @@ static int parse_rule(struct loader *ld, const config_setting_t *g, enum awfs_cl
 		} else if (strcmp(name, "runtimes") == 0) {
 			if (parse_runtimes(ld, m, r) < 0)
 				bad = -1;
+		} else if (strcmp(name, "exception") == 0) {
+			if (config_setting_type(m) != CONFIG_TYPE_BOOL) {
+				msgs_add(ld->errs, "%s:%d: exception must be true or false. Expected exception = true; on a rule that refuses part of a writable tree on purpose. Example: { path = \"cache-memory/.git\"; reason = \"the host runs git here\"; exception = true; }",
+					 ld->file, ml);
+				bad = -1;
+			} else if (cls == AWFS_CLASS_WRITE) {
+				msgs_add(ld->errs, "%s:%d: exception is only valid in read_only and mask rules. Expected it on a rule that refuses part of a writable tree on purpose. Example: { path = \"cache-memory/.git\"; reason = \"the host runs git here\"; exception = true; }",
+					 ld->file, ml);
+				bad = -1;
+			} else {
+				r->exception = config_setting_get_bool(m);
+			}
 		} else {
 			msgs_add(ld->errs, "%s:%d: %s rule has an unknown key \"%s\". Expected path, reason, runtimes%s. Example: %s",
-				 ld->file, ml, key, name, cls == AWFS_CLASS_WRITE ? ", create" : "", ex);
+				 ld->file, ml, key, name, cls == AWFS_CLASS_WRITE ? ", create" : ", exception", ex);
 			bad = -1;
 		}
 	}

@@ -43,6 +43,8 @@ struct awfs_rule {
 	bool create_file;	/* ... as an empty file (create = "file"), not a directory */
 	bool single_file;	/* allow_write only: a regular file at mount (set by awfs):
 				 * writable in place, its directory not */
+	bool exception;		/* read_only and mask only: it refuses part of a writable
+				 * tree on purpose (awfsctl check: acknowledged, not an error) */
 	char **runtimes;	/* NULL-terminated; NULL when it applies everywhere */
 	int line;
 };

@@ -47,6 +47,7 @@ struct awfs_staged *stage_add(struct awfs_inode *dir, const char *name, struct a
 	s->next = head;
 	head = s;
 	in->staged = 1;
+	in->unnamed = 1;
 	return s;
 }
 

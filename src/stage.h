@@ -23,7 +23,9 @@
  *
  * Invariants:
  *  - an entry holds one reference on its inode, and the inode's staged
- *    flag is set exactly while the entry exists;
+ *    flag is set exactly while the entry exists; its unnamed flag, for
+ *    the inode's whole life (ops.c never opens it by name);
+ *  - a temporary is linked nowhere (ops.c's ll_link refuses it);
  *  - at most AWFS_STAGE_PER_UID entries per caller uid: an agent that
  *    leaves its temporaries fills only its own share;
  *  - listener thread only (CREATE, LOOKUP, UNLINK, RENAME, READDIR, the

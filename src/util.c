@@ -309,3 +309,12 @@ void util_list_unlink(struct util_list *l, struct util_link *e)
 		l->tail = e->prev;
 	e->prev = e->next = NULL;
 }
+
+char *util_xstrndup(const char *s, size_t n)
+{
+	char *r = strndup(s, n);
+
+	if (!r)
+		oom();
+	return r;
+}

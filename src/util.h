@@ -46,6 +46,8 @@ char *util_xstrdup(const char *s);
 char *util_xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 /* Format into a new string or abort. */
 char *util_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The first @n bytes of @s (fewer at a NUL), as a new string; aborts when out of memory. */
+char *util_xstrndup(const char *s, size_t n);
 
 /*
  * A string that grows at its end: n appends cost what their bytes do, not

@@ -101,6 +101,43 @@ check_match "  ... removed by another uid: refused (EPERM, as in a sticky direct
 as_agent sh -c "printf other >'$MNT/${D:+$D/}sedBBBBBB'"
 check "  ... removed by its maker" "0" "$(as_agent rm "$MNT/${D:+$D/}sedBBBBBB"; echo $?)"
 check "  ... and gone" "no" "$(as_agent test -e "$MNT/${D:+$D/}sedBBBBBB" && echo yes || echo no)"
+as_agent sh -c "printf linkme >'$MNT/${D:+$D/}sedLINK01'"
+expect "a temporary cannot be linked anywhere (its one way out is its rename)" "EROFS" link "$MNT/${D:+$D/}sedLINK01" "$MNT/agent/alias"
+as_agent rm -f "$MNT/${D:+$D/}sedLINK01"
+# a temporary removed while open is never opened by its old name: what the
+# host puts there later (a FIFO with a writer waiting) is not touched
+F="${D:+$D/}tmpfifo0003"
+coproc AGENT { as_agent /usr/bin/python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_CREAT | os.O_RDWR, 0o600)
+os.unlink(sys.argv[1])
+print("unlinked", flush=True)
+sys.stdin.readline()
+os.close(os.open("/proc/self/fd/%d" % fd, os.O_RDONLY))
+os.close(os.open("/proc/self/fd/%d" % fd, os.O_RDWR))
+print("reopened", flush=True)' "$MNT/$F" 2>&1; }
+AIN=${AGENT[0]} AOUT=${AGENT[1]}
+line=""
+read -r -t 300 line <&"$AIN"	# a bound for a hang, never reached otherwise
+check "a temporary removed while open" "unlinked" "$line"
+if [ "$line" = unlinked ]; then
+	mkfifo "$SRC/$F"
+	(echo waiting >"$SRC/$F") &
+	WRITER=$!
+	# until the writer waits in its open (a bound for a hang, never reached otherwise)
+	for _ in $(seq 6000); do
+		grep -q 'wait_for_partner\|fifo' "/proc/$WRITER/wchan" 2>/dev/null && break
+		kill -0 "$WRITER" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo go >&"$AOUT"
+	read -r -t 300 line <&"$AIN"
+	check "  ... reopens through /proc/self/fd" "reopened" "$line"
+	check "  ... and the host's FIFO at its old name, with a writer waiting, is not opened by awfs" "waiting" \
+		"$(timeout -k 5 60 cat "$SRC/$F")"
+	wait "$WRITER"
+	check "  ... the writer was never woken before its reader came" "0" "$?"
+	rm -f "$SRC/$F"
+fi
 as_agent sh -c "printf plain >'$MNT/agent/plain' && ln -s plain '$MNT/agent/link'"
 expect "only a temporary replaces a single-file rule: not a file from a writable tree" "EROFS" rename "$MNT/agent/plain" "$MNT/$S"
 expect "  ... nor a symlink" "EROFS" rename "$MNT/agent/link" "$MNT/$S"

@@ -31,8 +31,9 @@
 
 static const char *const sev_names[] = {
 	[AWFS_FINDING_ERROR] = "ERROR",
-	[AWFS_FINDING_WARN] = "WARN",
+	[AWFS_FINDING_BROAD] = "BROAD",
 	[AWFS_FINDING_EXCEPT] = "EXCEPT",
+	[AWFS_FINDING_ACK] = "ACK",
 	[AWFS_FINDING_NOTE] = "NOTE",
 };
 
@@ -435,13 +436,13 @@ static const struct cov_row shipped_rows[] = {
 	  "ERROR /tmp/gh-aw/* ~ read-only: unclassified (its top-level entry is named by no rule; unclassified = \"warn\"); of what it covers only these are writable: /tmp/gh-aw/agent, /tmp/gh-aw/cache-memory, /tmp/gh-aw/cache-memory-*, /tmp/gh-aw/agent-step-summary.md" },
 	{ "Write(/tmp/gh-aw/**)", "ERROR /tmp/gh-aw/** ~ /tmp/gh-aw/sandbox/agent/session-state" },
 	/* bare and wider grants: what is writable under the root, and what not */
-	{ "Write", "WARN /tmp/gh-aw ~ the grant covers every path, but under /tmp/gh-aw only these are writable: /tmp/gh-aw/agent," },
-	{ "Edit(*),MultiEdit(**),Write()", "WARN /tmp/gh-aw\nWARN /tmp/gh-aw\nWARN /tmp/gh-aw" },
-	{ "Write(/tmp/**)", "WARN /tmp/gh-aw ~ the grant reaches beyond the mount root, but under /tmp/gh-aw only these are writable:" },
-	{ "Write(/**)", "WARN /tmp/gh-aw ~ masked: /tmp/gh-aw/mcp-logs," },
-	{ "Write(//tmp/**)", "WARN /tmp/gh-aw ~ read-only: /tmp/gh-aw/cache-memory*/.git," },
-	{ "Write(/tmp/*)", "WARN /tmp/gh-aw ~ the grant names the mount root itself" },
-	{ "Write(/t*/gh-aw/agent/x)", "WARN /tmp/gh-aw ~ reaches beyond" },
+	{ "Write", "BROAD /tmp/gh-aw ~ the grant covers every path, but under /tmp/gh-aw only these are writable: /tmp/gh-aw/agent," },
+	{ "Edit(*),MultiEdit(**),Write()", "BROAD /tmp/gh-aw\nBROAD /tmp/gh-aw\nBROAD /tmp/gh-aw" },
+	{ "Write(/tmp/**)", "BROAD /tmp/gh-aw ~ the grant reaches beyond the mount root, but under /tmp/gh-aw only these are writable:" },
+	{ "Write(/**)", "BROAD /tmp/gh-aw ~ masked: /tmp/gh-aw/mcp-logs," },
+	{ "Write(//tmp/**)", "BROAD /tmp/gh-aw ~ read-only: /tmp/gh-aw/cache-memory*/.git," },
+	{ "Write(/tmp/*)", "BROAD /tmp/gh-aw ~ the grant names the mount root itself" },
+	{ "Write(/t*/gh-aw/agent/x)", "BROAD /tmp/gh-aw ~ reaches beyond" },
 	/* not checked: outside the root, above it, or relative */
 	{ "Write(/workspace/**)", "NOTE /workspace/** ~ outside the mount root; not checked" },
 	{ "Write(/tmp/gh-aw-other/x),Edit(/tmp/gh/*)", "NOTE /tmp/gh/*\nNOTE /tmp/gh-aw-other/x" },
@@ -594,7 +595,7 @@ static void test_roots(void **state)
 	static const struct cov_row policy_root_rows[] = {
 		{ "Write(/srv/scratch/out/x),Write(/srv/scratch/x)",
 		  "NOTE /srv/scratch/out/x\nERROR /srv/scratch/x ~ masked: unclassified (its top-level entry is named by no rule; unclassified = \"mask\")" },
-		{ "Write", "WARN /srv/scratch ~ only these are writable: /srv/scratch/out; everything else is read-only, and top-level entries no rule names are masked" },
+		{ "Write", "BROAD /srv/scratch ~ only these are writable: /srv/scratch/out; everything else is read-only, and top-level entries no rule names are masked" },
 	};
 	static const struct cov_row dot_rows[] = {
 		{ "Write(/tmp/gh-aw/x/**)", "NOTE /tmp/gh-aw/x/** ~ covered by allow_write rule \".\"" },
@@ -627,6 +628,26 @@ static void test_roots(void **state)
 			    "except masked: /tmp/gh-aw/mcp-logs; read-only: /tmp/gh-aw/aw-prompts");
 	grants_findings_free(&out);
 	unload(&f);
+
+	/* a rule that says it refuses part of a writable tree on purpose: acknowledged, not an exception */
+	{
+		static const char acked[] =
+			"version = 1;\n"
+			"allow_write = ( { path = \"mem\"; reason = \"r\"; } );\n"
+			"read_only = ( { path = \"mem/.git\"; reason = \"git\"; exception = true; },\n"
+			"  { path = \"mem/hooks\"; reason = \"hooks\"; } );\n";
+		static const struct cov_row acked_rows[] = {
+			{ "Write(/tmp/gh-aw/mem/*)",
+			  "NOTE /tmp/gh-aw/mem/* ~ with 2 exceptions\nACK /tmp/gh-aw/mem/.git ~ an exception the policy makes on purpose (exception = true)\nEXCEPT /tmp/gh-aw/mem/hooks" },
+			{ "Write(/tmp/gh-aw/mem)", "NOTE /tmp/gh-aw/mem\nACK /tmp/gh-aw/mem/.git\nEXCEPT /tmp/gh-aw/mem/hooks" },
+			/* a grant into the excepted tree itself is still the lost write */
+			{ "Write(/tmp/gh-aw/mem/.git/config)", "ERROR /tmp/gh-aw/mem/.git/config ~ not writable although the grant covers it" },
+		};
+
+		f = load(acked, "acked.conf");
+		check_rows(&f, ROOT, acked_rows, AWFS_ARRAY_LEN(acked_rows));
+		unload(&f);
+	}
 
 	f = load(nothing, "empty.conf");
 	check(&f, "Write", ROOT, &out);
