@@ -18,6 +18,7 @@
 #include "classify.h"
 #include "explain.h"
 #include "json.h"
+#include "lockcheck.h"
 #include "log.h"
 #include "policy.h"
 #include "report.h"
@@ -280,6 +281,7 @@ int main(int argc, char **argv)
 		}
 		o.workflows = a.workflows;
 		o.nworkflows = a.nworkflows;
+		o.check_workflow = lockcheck_file;
 		ret = optind < argc ? 2 : check_run(&o, stdout, stderr);
 	} else {
 		struct awfs_verify_opts o = {

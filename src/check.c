@@ -20,7 +20,6 @@
 #include "explain.h"
 #include "grants.h"
 #include "host.h"
-#include "lockcheck.h"
 #include "log.h"
 #include "policy.h"
 #include "util.h"
@@ -241,17 +240,15 @@ static int check_workflows(const struct awfs_check_opts *o, struct awfs_classifi
 	int bad = 0;
 
 	for (size_t w = 0; w < o->nworkflows; w++) {
-		struct awfs_workflow wf;
 		struct awfs_findings f = { 0 };
 		char *why = NULL;
 
-		if (workflow_load(o->workflows[w], &wf, &why) < 0) {
+		if (o->check_workflow(o->workflows[w], c, p, root, &f, &why) < 0) {
 			fprintf(err, "awfsctl check: --workflow %s\n", esc(why, t, sizeof(t)));
 			free(why);
 			bad = -1;
 			continue;
 		}
-		lockcheck_run(&wf, c, p, root, &f);
 		for (size_t i = 0; i < f.n; i++) {
 			if (*f.v[i].path)
 				add(l, level(o, f.v[i].severity), "%s: %s: %s", esc(f.v[i].entry, a, sizeof(a)),
@@ -261,7 +258,6 @@ static int check_workflows(const struct awfs_check_opts *o, struct awfs_classifi
 				    esc(f.v[i].text, t, sizeof(t)));
 		}
 		grants_findings_free(&f);
-		workflow_free(&wf);
 	}
 	return bad;
 }

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "classify.h"
+#include "grants.h"
 #include "policy.h"
 
 struct awfs_check_opts {
@@ -20,8 +21,15 @@ struct awfs_check_opts {
 	const char *runtime;
 	const char *allowed_tools;	/* the engine's permission string, or NULL */
 	const char *root;		/* where the agent sees the mount root, or NULL */
-	const char *const *workflows;	/* compiled workflows to check (lockcheck.h) */
+	const char *const *workflows;	/* compiled workflows to check */
 	size_t nworkflows;
+	/*
+	 * How to check one: lockcheck_file() (lockcheck.h), set by awfsctl; a
+	 * pointer, so that the daemon, which links this file for the checks
+	 * it shares, links no YAML parser.
+	 */
+	int (*check_workflow)(const char *file, struct awfs_classifier *c, const struct awfs_policy *p,
+			      const char *root, struct awfs_findings *out, char **err);
 	bool strict;			/* warnings count as errors (but the kinds awfsctl(1)
 					   says stay warnings) */
 };

@@ -464,3 +464,15 @@ void lockcheck_run(const struct awfs_workflow *w, struct awfs_classifier *c, con
 	if (out->n)
 		qsort(out->v, out->n, sizeof(*out->v), cmp_finding);
 }
+
+int lockcheck_file(const char *file, struct awfs_classifier *c, const struct awfs_policy *p, const char *root,
+		   struct awfs_findings *out, char **err)
+{
+	struct awfs_workflow w;
+
+	if (workflow_load(file, &w, err) < 0)
+		return -1;
+	lockcheck_run(&w, c, p, root, out);
+	workflow_free(&w);
+	return 0;
+}

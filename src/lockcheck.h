@@ -41,5 +41,11 @@
  */
 void lockcheck_run(const struct awfs_workflow *w, struct awfs_classifier *c, const struct awfs_policy *p,
 		   const char *root, struct awfs_findings *out);
+/*
+ * Read the workflow @file (workflow_load()) and check it (lockcheck_run()).
+ * Returns 0, or -1 with *err set (caller frees) when it cannot be read.
+ */
+int lockcheck_file(const char *file, struct awfs_classifier *c, const struct awfs_policy *p, const char *root,
+		   struct awfs_findings *out, char **err);
 
 #endif
