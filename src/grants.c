@@ -825,7 +825,7 @@ static void check_grant(struct check *x, const struct awfs_grant *g)
 	path_free(&gp);
 }
 
-static int cmp_finding(const void *pa, const void *pb)
+int grants_finding_cmp(const void *pa, const void *pb)
 {
 	const struct awfs_finding *a = pa, *b = pb;
 	int r;
@@ -865,9 +865,9 @@ void grants_check(const struct awfs_grants *g, struct awfs_classifier *c,
 	if (!out->n)
 		return;
 	/* the same entry twice gives the same findings twice: keep one */
-	qsort(out->v, out->n, sizeof(*out->v), cmp_finding);
+	qsort(out->v, out->n, sizeof(*out->v), grants_finding_cmp);
 	for (size_t i = 0; i < out->n; i++) {
-		if (n && cmp_finding(&out->v[n - 1], &out->v[i]) == 0)
+		if (n && grants_finding_cmp(&out->v[n - 1], &out->v[i]) == 0)
 			finding_free(&out->v[i]);
 		else
 			out->v[n++] = out->v[i];

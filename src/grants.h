@@ -78,6 +78,8 @@ void grants_free(struct awfs_grants *g);
  */
 void grants_check(const struct awfs_grants *g, struct awfs_classifier *c,
 		  const struct awfs_policy *p, const char *root, struct awfs_findings *out);
+/* The order findings are sorted in: (entry, path, severity, text); for qsort(). */
+int grants_finding_cmp(const void *a, const void *b);
 /* Free the findings. */
 void grants_findings_free(struct awfs_findings *f);
 

@@ -412,18 +412,6 @@ static bool is_agent_step(const struct awfs_wf_step *s)
 	       (n > 17 && strcmp(s->name + n - 9, " with AWF") == 0);
 }
 
-static int cmp_finding(const void *pa, const void *pb)
-{
-	const struct awfs_finding *a = pa, *b = pb;
-	int r;
-
-	if ((r = strcmp(a->entry, b->entry)) != 0 || (r = strcmp(a->path, b->path)) != 0)
-		return r;
-	if (a->severity != b->severity)
-		return (int)a->severity - (int)b->severity;
-	return strcmp(a->text ? a->text : "", b->text ? b->text : "");
-}
-
 void lockcheck_run(const struct awfs_workflow *w, struct awfs_classifier *c, const struct awfs_policy *p,
 		   const char *root, struct awfs_findings *out)
 {
@@ -462,7 +450,7 @@ void lockcheck_run(const struct awfs_workflow *w, struct awfs_classifier *c, con
 		free(x.seen[i]);
 	free(x.seen);
 	if (out->n)
-		qsort(out->v, out->n, sizeof(*out->v), cmp_finding);
+		qsort(out->v, out->n, sizeof(*out->v), grants_finding_cmp);
 }
 
 int lockcheck_file(const char *file, struct awfs_classifier *c, const struct awfs_policy *p, const char *root,

@@ -458,10 +458,12 @@ static int temp_entry(struct awfs_staged *s, struct fuse_entry_param *e)
 }
 
 /*
- * A name of awfs's own in the directory @dfd, for a source that cannot make
- * unnamed files: created as the caller (O_EXCL), open at *fh.
+ * A fresh hidden name of awfs's in the directory @dfd, made as the caller:
+ * the unnamed temporary @fd linked in under it, or, with @fd -1 (a source
+ * that cannot make unnamed files), a new file created there (O_EXCL), open
+ * at *fh. The name is in *hidden.
  */
-static int temp_hidden(int dfd, mode_t mode, int *fh, char **hidden)
+static int temp_hidden(int dfd, int fd, mode_t mode, int *fh, char **hidden)
 {
 	char name[sizeof(AWFS_STAGE_PREFIX) + 32];
 	uint64_t r;
@@ -471,7 +473,7 @@ static int temp_hidden(int dfd, mode_t mode, int *fh, char **hidden)
 		if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
 			return EIO;
 		snprintf(name, sizeof(name), AWFS_STAGE_PREFIX "%016llx", (unsigned long long)r);
-		err = host_create(dfd, name, O_RDWR, mode, fh);
+		err = fd >= 0 ? host_link(fd, dfd, name) : host_create(dfd, name, O_RDWR, mode, fh);
 	}
 	if (!err)
 		*hidden = util_xstrdup(name);
@@ -507,7 +509,7 @@ static void temp_create(fuse_req_t req, struct awfs_inode *dir, const char *name
 		AS_CALLER(req, err, host_tmpfile(dfd, mode & 07777, &fh));
 		/* no O_TMPFILE there (EOPNOTSUPP; EISDIR from a kernel without it) */
 		if (err == EOPNOTSUPP || err == EISDIR)
-			AS_CALLER(req, err, temp_hidden(dfd, mode & 07777, &fh, &hidden));
+			AS_CALLER(req, err, temp_hidden(dfd, -1, mode & 07777, &fh, &hidden));
 	}
 	if (!err && hidden)
 		err = host_reopen(dfd, O_PATH, &hdir);
@@ -569,24 +571,6 @@ static void temp_unlink(fuse_req_t req, struct awfs_staged *s)
 	reply_err(req, err);
 }
 
-/* Link the unnamed temporary at @fd into @dfd under a fresh hidden name (*hidden). */
-static int temp_link(int fd, int dfd, char **hidden)
-{
-	char name[sizeof(AWFS_STAGE_PREFIX) + 32];
-	uint64_t r;
-	int err = EEXIST;
-
-	for (int i = 0; i < 8 && err == EEXIST; i++) {
-		if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
-			return EIO;
-		snprintf(name, sizeof(name), AWFS_STAGE_PREFIX "%016llx", (unsigned long long)r);
-		err = host_link(fd, dfd, name);
-	}
-	if (!err)
-		*hidden = util_xstrdup(name);
-	return err;
-}
-
 /*
  * Rename the temporary @s onto @newname, the single-file rule @to of its
  * directory (decide_replace() allowed it): an unnamed one is linked in
@@ -598,7 +582,7 @@ static void temp_replace(fuse_req_t req, struct awfs_staged *s, const struct awf
 			 const char *newname, unsigned int flags)
 {
 	char *linked = NULL;
-	int dfd, fd, e2, err = temp_owner(req, s);
+	int dfd, fd, e2, nofh = -1, err = temp_owner(req, s);	/* nofh: a link opens nothing */
 
 	if (!err && (flags & ~RENAME_NOREPLACE))
 		err = EINVAL;
@@ -607,7 +591,7 @@ static void temp_replace(fuse_req_t req, struct awfs_staged *s, const struct awf
 	if (!err && !s->hidden) {
 		err = inode_fd(s->in, &fd);
 		if (!err)
-			AS_CALLER(req, err, temp_link(fd, dfd, &linked));
+			AS_CALLER(req, err, temp_hidden(dfd, fd, 0, &nofh, &linked));
 	}
 	if (!err) {
 		AS_CALLER(req, err, host_rename(dfd, linked ? linked : s->hidden, dfd, newname, flags));
