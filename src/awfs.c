@@ -687,7 +687,7 @@ static int new_session(struct awfs_run *r)
 /* The log (syslog in the background: stderr is gone then) and the audit file. */
 static int open_outputs(const struct options *o)
 {
-	char why[256];
+	char why[PATH_MAX + 512];	/* a message may name a directory on the way */
 
 	if (o->log) {
 		if (log_open(o->log, why, sizeof(why)) < 0) {

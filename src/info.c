@@ -5,6 +5,7 @@
  */
 #include "info.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,9 +21,22 @@ static char *dir_name;
 static char *readme;
 static size_t readme_len;
 
+/*
+ * The denials kept, oldest first. When it is full, the line that goes is
+ * the caller's with the most lines: its oldest repeat (a refusal of an
+ * operation, directory and rule it was refused before), else its oldest:
+ * a flood of one caller's refusals replaces its own lines, repeats first,
+ * never another caller's while it has more.
+ */
+struct kept {
+	char *line;
+	uint32_t uid;
+	bool first;
+};
 static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
-static char *ring[AWFS_INFO_KEPT];
-static size_t ring_next, ring_count;
+static struct kept ring[AWFS_INFO_KEPT];
+static size_t ring_count;
+static uint64_t ring_version;	/* counts the lines added */
 
 /* Append one rule line "  PATH  REASON" to the text being built. */
 static void rule_line(FILE *f, const char *mnt, const struct awfs_rule *r)
@@ -125,16 +139,42 @@ const char *info_name(void)
 	return dir_name;
 }
 
-void info_add_denial(const char *line)
+/* The index of the line to drop from the full ring (ring_lock held). */
+static size_t ring_victim(void)
+{
+	size_t most = 0, oldest = 0, n;
+	uint32_t uid = 0;
+
+	for (size_t i = 0; i < ring_count; i++) {
+		n = 0;
+		for (size_t k = 0; k < ring_count; k++)
+			n += ring[k].uid == ring[i].uid;
+		if (n > most) {
+			most = n;
+			uid = ring[i].uid;
+			oldest = i;	/* the first seen of that uid: its oldest */
+		}
+	}
+	for (size_t i = oldest; i < ring_count; i++)
+		if (ring[i].uid == uid && !ring[i].first)
+			return i;
+	return oldest;
+}
+
+void info_add_denial(const char *line, uint32_t uid, bool first)
 {
 	if (!dir_name)
 		return;
 	pthread_mutex_lock(&ring_lock);
-	free(ring[ring_next]);
-	ring[ring_next] = util_xstrdup(line);
-	ring_next = (ring_next + 1) % AWFS_INFO_KEPT;
-	if (ring_count < AWFS_INFO_KEPT)
-		ring_count++;
+	if (ring_count == AWFS_INFO_KEPT) {
+		size_t v = ring_victim();
+
+		free(ring[v].line);
+		memmove(ring + v, ring + v + 1, (ring_count - v - 1) * sizeof(*ring));
+		ring_count--;
+	}
+	ring[ring_count++] = (struct kept){ .line = util_xstrdup(line), .uid = uid, .first = first };
+	ring_version++;
 	pthread_mutex_unlock(&ring_lock);
 }
 
@@ -144,7 +184,8 @@ char *info_readme(size_t *len)
 	return util_xstrdup(readme ? readme : "");
 }
 
-char *info_denials(size_t *len)
+/* The recent denials, oldest first (caller frees), and the ring's version they are. */
+static char *denials_text(size_t *len, uint64_t *version)
 {
 	char *s = NULL;
 	FILE *f = open_memstream(&s, len);
@@ -152,23 +193,26 @@ char *info_denials(size_t *len)
 	if (!f)
 		abort();
 	pthread_mutex_lock(&ring_lock);
-	for (size_t k = 0; k < ring_count; k++) {
-		size_t i = (ring_next + AWFS_INFO_KEPT - ring_count + k) % AWFS_INFO_KEPT;
-
-		fprintf(f, "%s\n", ring[i]);
-	}
+	for (size_t i = 0; i < ring_count; i++)
+		fprintf(f, "%s\n", ring[i].line);
+	*version = ring_version;
 	pthread_mutex_unlock(&ring_lock);
 	fclose(f);
 	return s;
 }
 
+char *info_denials(size_t *len)
+{
+	uint64_t version;
+
+	return denials_text(len, &version);
+}
+
 void info_fini(void)
 {
-	for (size_t i = 0; i < AWFS_INFO_KEPT; i++) {
-		free(ring[i]);
-		ring[i] = NULL;
-	}
-	ring_count = ring_next = 0;
+	for (size_t i = 0; i < ring_count; i++)
+		free(ring[i].line);
+	ring_count = 0;
 	free(readme);
 	readme = NULL;
 	free(dir_name);
@@ -192,16 +236,92 @@ static struct awfs_inode node_denials = { .kind = AWFS_INODE_INFO, .info = AWFS_
 static struct awfs_inode *const files[] = { &node_readme, &node_denials };
 
 /*
- * The snapshot of a file's text, taken at open. The open ones are listed
- * (listener thread): those the kernel had not released when the session
- * ended (an unmount right after a read) are freed by info_release_all().
+ * A version of a file's text, shared by every open that found it current:
+ * an agent that holds thousands of opens of the denials file holds the
+ * same text thousands of times, not thousands of copies. refs counts the
+ * handles, and one more while it is the file's current version. Made and
+ * freed on the listener only (open, release, attributes); a worker's READ
+ * reads a text its handle holds.
+ *
+ * What versions held open cost is bounded per caller: a uid holds
+ * AWFS_INFO_OPENS opens of these files at most (EMFILE past that), so the
+ * agent that alternates a refusal and an open, making a version each time,
+ * holds at most that many versions (each 100 lines at most), and never
+ * makes another caller's open wait or read an older text.
  */
-struct info_handle {
-	char *text;
+#define OPENERS 64	/* callers holding opens at once */
+
+struct info_text {
+	char *s;
 	size_t len;
+	unsigned long refs;
+};
+
+/* An open file: the version of its text it reads. The open ones are listed,
+ * for those the kernel had not released when the session ended. */
+struct info_handle {
+	struct info_text *text;
+	uint32_t uid;
 	struct util_link open;
 };
 static struct util_list open_handles;
+static struct info_text *current[2];	/* README's, denials' */
+static uint64_t current_version;	/* the ring's version current[1] was made at */
+static struct {
+	uint32_t uid;
+	unsigned n;			/* 0: a free slot */
+} openers[OPENERS];
+
+static void text_put(struct info_text *t)
+{
+	if (t && --t->refs == 0) {
+		free(t->s);
+		free(t);
+	}
+}
+
+/* Count an open (@d 1) or a release (-1) of @uid; false when it may not open more. */
+static bool opener_count(uint32_t uid, int d)
+{
+	size_t i, free_at = OPENERS;
+
+	for (i = 0; i < OPENERS; i++) {
+		if (openers[i].n && openers[i].uid == uid)
+			break;
+		if (!openers[i].n && free_at == OPENERS)
+			free_at = i;
+	}
+	if (i == OPENERS) {
+		if (d < 0 || free_at == OPENERS)
+			return false;
+		i = free_at;
+		openers[i].uid = uid;
+	}
+	if (d > 0 && openers[i].n >= AWFS_INFO_OPENS)
+		return false;
+	openers[i].n = (unsigned)((int)openers[i].n + d);
+	return true;
+}
+
+/* The current version of the text of @in (its reference is the file's, not the caller's). */
+static struct info_text *text_now(const struct awfs_inode *in)
+{
+	bool is_readme = in->info == AWFS_INFO_NODE_README;
+	struct info_text **cur = &current[is_readme ? 0 : 1], *t;
+	uint64_t version;
+
+	pthread_mutex_lock(&ring_lock);
+	version = ring_version;
+	pthread_mutex_unlock(&ring_lock);
+	if (!*cur || (!is_readme && version != current_version)) {
+		t = util_xcalloc(1, sizeof(*t));
+		t->s = is_readme ? info_readme(&t->len) : denials_text(&t->len, &current_version);
+		t->refs = 1;
+		text_put(*cur);
+		*cur = t;
+	}
+	return *cur;
+}
 
 void info_attach(struct awfs_inode *root)
 {
@@ -240,12 +360,6 @@ uint64_t info_ino(const struct awfs_inode *in)
 	return AWFS_INFO_INO + in->info;
 }
 
-/* The current text of the file @in (caller frees). */
-static char *text_of(const struct awfs_inode *in, size_t *len)
-{
-	return in->info == AWFS_INFO_NODE_README ? info_readme(len) : info_denials(len);
-}
-
 void info_attr(const struct awfs_inode *in, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -255,30 +369,33 @@ void info_attr(const struct awfs_inode *in, struct stat *st)
 		st->st_mode = AWFS_INFO_DIR_MODE;
 		st->st_nlink = 2;
 	} else {
-		size_t len;
-
-		free(text_of(in, &len));
 		st->st_mode = AWFS_INFO_FILE_MODE;
 		st->st_nlink = 1;
-		st->st_size = (off_t)len;
+		st->st_size = (off_t)text_now(in)->len;
 	}
 }
 
-uint64_t info_open(const struct awfs_inode *in)
+int info_open(const struct awfs_inode *in, uint32_t uid, uint64_t *fh)
 {
-	struct info_handle *h = util_xcalloc(1, sizeof(*h));
+	struct info_handle *h;
 
-	h->text = text_of(in, &h->len);
+	if (!opener_count(uid, 1))
+		return EMFILE;
+	h = util_xcalloc(1, sizeof(*h));
+	h->text = text_now(in);
+	h->text->refs++;
+	h->uid = uid;
 	util_list_push(&open_handles, &h->open);
-	return (uint64_t)(uintptr_t)h;
+	*fh = (uint64_t)(uintptr_t)h;
+	return 0;
 }
 
 const char *info_handle_text(uint64_t fh, size_t *len)
 {
 	const struct info_handle *h = (const struct info_handle *)(uintptr_t)fh;
 
-	*len = h->len;
-	return h->text;
+	*len = h->text->len;
+	return h->text->s;
 }
 
 void info_release(uint64_t fh)
@@ -286,7 +403,8 @@ void info_release(uint64_t fh)
 	struct info_handle *h = (struct info_handle *)(uintptr_t)fh;
 
 	util_list_unlink(&open_handles, &h->open);
-	free(h->text);
+	(void)opener_count(h->uid, -1);
+	text_put(h->text);
 	free(h);
 }
 
@@ -294,4 +412,8 @@ void info_release_all(void)
 {
 	while (open_handles.head)
 		info_release((uint64_t)(uintptr_t)util_entry(open_handles.head, struct info_handle, open));
+	for (size_t i = 0; i < 2; i++) {
+		text_put(current[i]);
+		current[i] = NULL;
+	}
 }

@@ -31,8 +31,12 @@
 void info_init(const char *name, const struct awfs_policy *p, const char *mnt);
 /* The directory's name, or NULL when switched off. */
 const char *info_name(void);
-/* Remember a denial line (already escaped); the last AWFS_INFO_KEPT are kept. */
-void info_add_denial(const char *line);
+/*
+ * Remember a denial line (already escaped) of a caller @uid; @first: the
+ * first of its operation, directory and rule for that caller. At most
+ * AWFS_INFO_KEPT are kept, the repeats going first (info.c).
+ */
+void info_add_denial(const char *line, uint32_t uid, bool first);
 /* The README text (caller frees). */
 char *info_readme(size_t *len);
 /* The recent denials, oldest first (caller frees). */
@@ -65,10 +69,13 @@ uint64_t info_ino(const struct awfs_inode *in);
  */
 void info_attr(const struct awfs_inode *in, struct stat *st);
 /*
- * Open the file @in: a snapshot of its text, read until released (the
- * text changes between opens). Returns the handle. Listener thread.
+ * Open the file @in for the caller @uid: a snapshot of its text, read
+ * until released (the text changes between opens), shared with the opens
+ * that found the same. The handle in *@fh; 0, or EMFILE when @uid holds
+ * AWFS_INFO_OPENS already. Listener thread.
  */
-uint64_t info_open(const struct awfs_inode *in);
+#define AWFS_INFO_OPENS 32
+int info_open(const struct awfs_inode *in, uint32_t uid, uint64_t *fh);
 /* The snapshot of the open handle @fh. */
 const char *info_handle_text(uint64_t fh, size_t *len);
 /* Release the handle @fh. Listener thread. */

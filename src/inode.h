@@ -43,8 +43,8 @@
  * allows:
  *  - on the listener only, without a lock: cfd (through inode_fd(), which
  *    aborts elsewhere; an inode without a handle keeps one cfd for life,
- *    which inode_open() may then read anywhere), readable, snaps and
- *    snap_gen, folds, linked, opens (inode_opened()/inode_released(),
+ *    which inode_open() may then read anywhere), readable, marks (and
+ *    listing.c's streams), folds, linked, opens (inode_opened()/inode_released(),
  *    which also take table_lock for the counts), and info.c's list of open
  *    snapshots (a worker's READ or LSEEK reads an open one's text: the
  *    kernel releases a file only after its reads);
@@ -71,7 +71,7 @@
 #include "util.h"
 
 struct awfs_state;
-struct dir_snap;	/* a directory listing (ops.c) */
+struct listing_marks;	/* a directory's listing checkpoints (listing.c) */
 
 enum awfs_inode_kind {
 	AWFS_INODE_MASK = 0,	/* masked: served empty, made up, nothing of the host */
@@ -115,7 +115,7 @@ struct awfs_inode {
 					   keeps both in the kernel (table_lock) */
 	struct util_link lru;		/* host non-directories, newest first */
 	struct util_link cache;		/* on the fd cache: closable fds, newest first */
-	struct dir_snap *snaps;		/* directories: the listings in progress (ops.c) */
+	struct listing_marks *marks;	/* directories: where its listings may resume (listing.c) */
 	struct awfs_inode *next;	/* hash chain */
 	int cfd;			/* host: its O_PATH fd (see readable), or -1 while
 					   closed (a handle is kept); listener thread only:
@@ -123,7 +123,6 @@ struct awfs_inode {
 	mode_t type;			/* S_IFMT bits as served */
 	int wd;				/* directories: inotify watch (watch.c); 0 not tried,
 				   -1 not watchable */
-	uint32_t snap_gen;		/* directories: the number of the last listing */
 	uint32_t opens;			/* open files of it: cfd stays open while > 0 */
 	unsigned char kind;		/* enum awfs_inode_kind */
 	unsigned char handle;		/* host: fhb holds its handle (else the source gave

@@ -14,7 +14,9 @@
  * for spin_us before it sleeps in poll(): a caller issuing requests back to
  * back finds it awake. Requests that can wait on the disk go to workers
  * (each with its own condition variable, not a reader of the device), so a
- * slow fsync or cold read never holds up the others. A large request whose
+ * slow fsync or cold read never holds up the others: when every worker is
+ * busy they wait in a queue, a lane for each caller taken in turn, never on
+ * the listener (dispatch()). A large request whose
  * payload libfuse left in the listener's splice pipe is served where it was
  * read. Signals reach the listener only (the workers block them), which
  * ends its poll() with EINTR.
@@ -44,6 +46,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +57,7 @@
 #include "inode.h"
 #include "log.h"
 #include "loop.h"
+#include "util.h"
 #include "watch.h"
 
 struct loop;
@@ -67,22 +71,66 @@ struct loop;
  */
 #define SLOW_MAX 256
 
+/*
+ * Slow requests wait in a queue, never on the listener: one lane per caller
+ * (the uid the kernel gives), taken in turn by the workers, so a caller
+ * with a hundred requests waiting goes no faster than one with one. The
+ * last quarter of the workers (one at least: reserve) serve only callers
+ * that have nothing running: callers with work in progress share the
+ * others, so agents that keep all their threads in fsync or
+ * copy_file_range, under one uid or several, cannot make root's read wait
+ * for one of theirs to end.
+ *
+ * An FSYNCDIR goes first in its lane and passes those limits: the kernel
+ * holds the directory's lock while it waits, and every lookup in that
+ * directory, anyone's, waits for it (FSYNC, FALLOCATE, COPY_FILE_RANGE and
+ * LSEEK hold a file's lock, which only writers of that file need).
+ *
+ * What is queued is bounded: LANE_QUEUED requests a caller (each a blocked
+ * thread of its own, which costs it far more in the kernel than the 300
+ * bytes here), past which its next slow request fails at once with EAGAIN,
+ * and LANES callers with work at once, past which callers share lanes (by
+ * their uid's hash): a sandbox's callers are a few uids.
+ */
+#define LANES 64
+#define LANE_QUEUED 4096
+#define JOBS_SPARE 64	/* finished requests kept for the next ones */
+
+struct job {
+	struct job *next;
+	struct fuse_buf buf;	/* .mem = req */
+	struct lane *lane;
+	bool first;		/* FSYNCDIR: first in its lane, past the limits */
+	uint64_t req[SLOW_MAX / sizeof(uint64_t)];
+};
+
+struct lane {
+	bool used;		/* claimed by uid (queued or running > 0) */
+	uint32_t uid;
+	struct job *head, **tail;
+	unsigned queued, running;
+};
+
 struct worker {
 	struct loop *loop;
 	pthread_t tid;
 	pthread_cond_t wake;
-	struct fuse_buf buf;	/* the request, while busy: in req */
-	int busy;
+	bool idle;		/* on the idle list, asleep */
 	struct worker *next_idle;
-	uint64_t req[SLOW_MAX / sizeof(uint64_t)];
 };
 
+/* Everything here but se and the arrays' sizes is under lock. */
 struct loop {
 	struct fuse_session *se;
-	pthread_mutex_t lock;	/* idle, busy flags, stop */
+	pthread_mutex_t lock;
 	struct worker *idle;
 	struct worker **workers;
-	unsigned nworkers, max_workers;
+	unsigned nworkers, max_workers, reserve;
+	unsigned running;	/* requests being served */
+	struct lane lanes[LANES];
+	unsigned next_lane;	/* where the next turn starts */
+	struct job *spare;
+	unsigned nspare;
 	int stop;
 };
 
@@ -120,31 +168,100 @@ static int is_slow(const struct fuse_buf *buf)
 	}
 }
 
+/* The lane of @uid: its own, a free one, or (all taken) one shared by hash. */
+static struct lane *lane_of(struct loop *l, uint32_t uid)
+{
+	unsigned h = (uid * 2654435761u) % LANES, free_at = LANES;
+
+	for (unsigned k = 0; k < LANES; k++) {
+		struct lane *ln = &l->lanes[(h + k) % LANES];
+
+		if (ln->used && ln->uid == uid)
+			return ln;
+		if (!ln->used && free_at == LANES)
+			free_at = (h + k) % LANES;
+	}
+	if (free_at == LANES)
+		return &l->lanes[h];
+	l->lanes[free_at] = (struct lane){ .used = true, .uid = uid };
+	l->lanes[free_at].tail = &l->lanes[free_at].head;
+	return &l->lanes[free_at];
+}
+
+/* Whether the first request of @ln may start now (under lock). */
+static bool lane_may_run(const struct loop *l, const struct lane *ln)
+{
+	return ln->head && (ln->head->first || ln->running == 0 ||
+			    l->running < l->max_workers - l->reserve);
+}
+
+/* The next request a worker may take, in turn between callers; NULL when none. */
+static struct job *job_take(struct loop *l)
+{
+	for (unsigned k = 0; k < LANES; k++) {
+		struct lane *ln = &l->lanes[(l->next_lane + k) % LANES];
+		struct job *j = ln->head;
+
+		if (!lane_may_run(l, ln))
+			continue;
+		ln->head = j->next;
+		if (!ln->head)
+			ln->tail = &ln->head;
+		ln->queued--;
+		ln->running++;
+		l->running++;
+		l->next_lane = (l->next_lane + k + 1) % LANES;
+		return j;
+	}
+	return NULL;
+}
+
+/* @j was served: its lane runs one less, and is free when it has nothing left. */
+static void job_done(struct loop *l, struct job *j)
+{
+	struct lane *ln = j->lane;
+
+	l->running--;
+	if (--ln->running == 0 && ln->queued == 0)
+		ln->used = false;
+	if (l->nspare < JOBS_SPARE) {
+		j->next = l->spare;
+		l->spare = j;
+		l->nspare++;
+	} else {
+		free(j);
+	}
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct loop *l = w->loop;
+	struct job *j;
 
 	pthread_setname_np(pthread_self(), "awfs-worker");
 
 	pthread_mutex_lock(&l->lock);
-	for (;;) {
-		while (!w->busy && !l->stop)
-			pthread_cond_wait(&w->wake, &l->lock);
-		if (!w->busy)
-			break;
-		pthread_mutex_unlock(&l->lock);
-		fuse_session_process_buf(l->se, &w->buf);
-		pthread_mutex_lock(&l->lock);
-		w->busy = 0;
+	while (!l->stop) {
+		j = job_take(l);
+		if (j) {
+			pthread_mutex_unlock(&l->lock);
+			fuse_session_process_buf(l->se, &j->buf);
+			pthread_mutex_lock(&l->lock);
+			job_done(l, j);
+			continue;
+		}
+		w->idle = true;
 		w->next_idle = l->idle;
 		l->idle = w;
+		while (w->idle && !l->stop)
+			pthread_cond_wait(&w->wake, &l->lock);
 	}
 	pthread_mutex_unlock(&l->lock);
 	return NULL;
 }
 
-/* A new worker, busy with nothing yet; NULL when none can be started. */
+/* A new worker, which looks for work at once; NULL when none can be started. */
 static struct worker *worker_start(struct loop *l)
 {
 	struct worker *w = calloc(1, sizeof(*w));
@@ -167,31 +284,87 @@ static struct worker *worker_start(struct loop *l)
 	return w;
 }
 
-/* Give a copy of the request in *buf to a worker; 0 if none is free (serve it here). */
-static int hand_off(struct loop *l, const struct fuse_buf *buf)
+/* Answer the request in @buf with -@err, from the listener (its lane is full). */
+static void reply_now(struct loop *l, const struct fuse_buf *buf, int err)
 {
-	struct worker *w;
+	const struct fuse_in_header *in = buf->mem;
+	struct fuse_out_header out = { .len = sizeof(out), .error = -err, .unique = in->unique };
+
+	while (write(fuse_session_fd(l->se), &out, sizeof(out)) < 0 && errno == EINTR)
+		;
+}
+
+/*
+ * Wake a worker for a request just queued, or start one (listener; under
+ * lock). False only when there is no worker at all and none can be started.
+ */
+static bool worker_wake(struct loop *l)
+{
+	struct worker *w = l->idle;
+
+	if (w) {
+		l->idle = w->next_idle;
+		w->idle = false;
+		pthread_cond_signal(&w->wake);
+		return true;
+	}
+	if (l->nworkers < l->max_workers) {
+		w = worker_start(l);
+		if (w)
+			l->workers[l->nworkers++] = w;	/* only the listener adds */
+	}
+	return l->nworkers > 0;
+}
+
+/*
+ * Queue a copy of the slow request in @buf in its caller's lane (listener).
+ * A worker is woken when the caller may run one more; otherwise the request
+ * waits for one of its caller's to end.
+ */
+static void dispatch(struct loop *l, const struct fuse_buf *buf)
+{
+	const struct fuse_in_header *in = buf->mem;
+	struct lane *ln;
+	struct job *j;
 
 	pthread_mutex_lock(&l->lock);
-	w = l->idle;
-	if (w)
-		l->idle = w->next_idle;
-	pthread_mutex_unlock(&l->lock);
-	if (!w) {
-		if (l->nworkers == l->max_workers)
-			return 0;
-		w = worker_start(l);
-		if (!w)
-			return 0;
-		l->workers[l->nworkers++] = w;	/* only the listener adds */
+	ln = lane_of(l, in->uid);
+	if (ln->queued >= LANE_QUEUED) {
+		pthread_mutex_unlock(&l->lock);
+		reply_now(l, buf, EAGAIN);
+		return;
 	}
-	memcpy(w->req, buf->mem, buf->size);	/* is_slow(): at most SLOW_MAX */
-	w->buf = (struct fuse_buf){ .size = buf->size, .mem = w->req };
-	pthread_mutex_lock(&l->lock);
-	w->busy = 1;
-	pthread_cond_signal(&w->wake);
+	j = l->spare;
+	if (j) {
+		l->spare = j->next;
+		l->nspare--;
+	} else {
+		j = util_xmalloc(sizeof(*j));
+	}
+	memcpy(j->req, buf->mem, buf->size);	/* is_slow(): at most SLOW_MAX */
+	j->buf = (struct fuse_buf){ .size = buf->size, .mem = j->req };
+	j->lane = ln;
+	j->first = in->opcode == FUSE_FSYNCDIR;
+	if (j->first) {
+		j->next = ln->head;
+		ln->head = j;
+		if (!j->next)
+			ln->tail = &j->next;
+	} else {
+		j->next = NULL;
+		*ln->tail = j;
+		ln->tail = &j->next;
+	}
+	ln->queued++;
+	if (lane_may_run(l, ln) && !worker_wake(l)) {
+		/* no thread at all (the system's limit): served here, as a last resort */
+		j = job_take(l);
+		pthread_mutex_unlock(&l->lock);
+		fuse_session_process_buf(l->se, &j->buf);
+		pthread_mutex_lock(&l->lock);
+		job_done(l, j);
+	}
 	pthread_mutex_unlock(&l->lock);
-	return 1;
 }
 
 /*
@@ -441,14 +614,18 @@ int loop_wrap_io(struct fuse_session *se)
 int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, uint64_t files_high,
 	     uint64_t inodes_high)
 {
-	struct loop l = { .se = se, .max_workers = max_workers };
+	struct loop l = { .se = se, .max_workers = max_workers ? max_workers : 1 };
 	struct fuse_buf buf = { .mem = NULL };
 	int fd = fuse_session_fd(se), flags, res = 0;
 	unsigned i;
 
 	if (spin_us > LOOP_SPIN_US_MAX)
 		spin_us = LOOP_SPIN_US_MAX;
-	l.workers = calloc(max_workers ? max_workers : 1, sizeof(*l.workers));
+	/* a quarter of the workers (one at least) serve only callers with none */
+	l.reserve = l.max_workers / 4 ? l.max_workers / 4 : 1;
+	if (l.reserve >= l.max_workers)
+		l.reserve = 0;	/* one worker: it serves everyone */
+	l.workers = calloc(l.max_workers, sizeof(*l.workers));
 	if (!l.workers)
 		return -ENOMEM;
 	pthread_mutex_init(&l.lock, NULL);
@@ -469,7 +646,9 @@ int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, ui
 			continue;
 		if (res <= 0)
 			break;
-		if (!is_slow(&buf) || !hand_off(&l, &buf))
+		if (is_slow(&buf))
+			dispatch(&l, &buf);
+		else
 			fuse_session_process_buf(se, &buf);
 	}
 	if (res > 0 || res == -EINTR)	/* unmounted, or stopped by a signal */
@@ -487,6 +666,16 @@ out:
 		free(l.workers[i]);
 	}
 	free(l.workers);
+	/* what was still queued: the session is over, its callers see it gone */
+	for (i = 0; i < LANES; i++)
+		for (struct job *j = l.lanes[i].head, *nx; j; j = nx) {
+			nx = j->next;
+			free(j);
+		}
+	for (struct job *j = l.spare, *nx; j; j = nx) {
+		nx = j->next;
+		free(j);
+	}
 	free(buf.mem);
 	pthread_mutex_destroy(&l.lock);
 	fuse_session_reset(se);

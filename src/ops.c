@@ -38,6 +38,7 @@
 
 #include "host.h"
 #include "inode.h"
+#include "listing.h"
 #include "decide.h"
 #include "info.h"
 #include "log.h"
@@ -53,34 +54,18 @@
 static const struct awfs_ops_config *cfg;
 static bool root_shown_open;	/* set once by ops_init(): see node_attr() */
 
-/* A directory entry as listed. */
-struct dir_entry {
-	char *name;
-	ino_t ino;
-	unsigned char type;
-};
-
-/* One listing of a directory: its entries when it started (offset 0). */
-struct dir_snap {
-	struct dir_entry *e;
-	size_t n;
-	uint32_t gen;		/* the listing's number, carried in its offsets */
-	struct dir_snap *next;	/* the directory's other listings, newest first */
-};
-
 static bool is_masked(const struct awfs_inode *in)
 {
 	return classify_class(in->state) == AWFS_CLASS_MASK;
 }
 
-static void snaps_free(struct dir_snap *s);
+static const struct listing_shaper list_shaper;	/* what listings show: below */
 
 /* A directory is being freed: its listings and its watch go with it. */
 static void dir_free(struct awfs_inode *dir)
 {
 	watch_forget(dir);
-	snaps_free(dir->snaps);
-	dir->snaps = NULL;
+	listing_forget(dir);
 }
 
 void ops_init(const struct awfs_ops_config *c)
@@ -93,6 +78,7 @@ void ops_init(const struct awfs_ops_config *c)
 				  (c->policy->rules[i].single_file && c->policy->rules[i].ncomps == 1);
 	root_shown_open = root_shown_open && classify_class(inode_root()->state) == AWFS_CLASS_RO;
 	inode_set_dir_free(dir_free);
+	listing_init(&list_shaper);
 	if (c->timeout_watched > c->timeout_shared) {
 		/* without an instance watch_dir() watches nothing: a second, as before */
 		int err = watch_init(c->classifier);
@@ -128,10 +114,9 @@ void ops_fini(void)
 {
 	stage_fini(temp_left);
 	/* the static directories' listings (the others go with their inodes) */
-	snaps_free(info_dir_node()->snaps);
-	info_dir_node()->snaps = NULL;
-	snaps_free(inode_root()->snaps);
-	inode_root()->snaps = NULL;
+	listing_forget(info_dir_node());
+	listing_forget(inode_root());
+	listing_fini();
 	info_release_all();
 	watch_fini();
 	verdict_fini();
@@ -1063,7 +1048,11 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		drop_setid(req, in, fh);
 	if (in->kind == AWFS_INODE_INFO) {
 		/* a snapshot, read directly: the text changes between opens */
-		fi->fh = info_open(in);
+		err = info_open(in, fuse_req_ctx(req)->uid, &fi->fh);
+		if (err) {
+			reply_err(req, err);
+			return;
+		}
 		fi->direct_io = 1;
 		if (fuse_reply_open(req, fi) == -ENOENT)
 			info_release(fi->fh);
@@ -1277,6 +1266,15 @@ static void ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 	reply_err(req, err);
 }
 
+/*
+ * The most one COPY_FILE_RANGE copies. The kernel passes the caller's
+ * length whole when the file system implements the call, and the host's
+ * copy of 2 GiB holds a worker for seconds: a short copy is legal (the
+ * caller loops, as cp and the libc do), so each request is bounded in the
+ * work it does and the workers go round the callers in turn (loop.c).
+ */
+#define AWFS_COPY_MAX (4u << 20)
+
 static void ll_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			       struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
 			       struct fuse_file_info *fi_out, size_t len, int flags)
@@ -1290,6 +1288,8 @@ static void ll_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 		err = EOPNOTSUPP;	/* the caller falls back to read and write */
 	if (!err)
 		drop_setid(req, inode_get(ino_out), (int)fi_out->fh);
+	if (len > AWFS_COPY_MAX)
+		len = AWFS_COPY_MAX;
 	if (!err && has_host_fh(ino_in))
 		err = host_copy_file_range((int)fi_in->fh, off_in, (int)fi_out->fh, off_out, len,
 					   (unsigned)flags, &copied);
@@ -1327,162 +1327,108 @@ static void ll_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 
 /* ------------------------------------------------------------ directories */
 
-static void dir_add(struct dir_snap *d, size_t *cap, const char *name, ino_t ino,
-		    unsigned char type)
+/*
+ * Listings (listing.c reads them page by page; here is what they show).
+ * The information directory and a masked one have no host stream: their
+ * few entries are the tail. A host directory's entries pass as the host
+ * has them but for masks, made synthetic (never a host inode number or
+ * type), awfs's own names (the information directory's place, a
+ * temporary's hidden name), which are not listed, and then the literal
+ * masks the host does not have, and the information directory at the root.
+ */
+static int list_open(struct awfs_inode *dir, DIR **dp)
 {
-	if (d->n == *cap) {
-		*cap = *cap ? *cap * 2 : 32;
-		d->e = util_xrealloc(d->e, *cap * sizeof(*d->e));
-	}
-	d->e[d->n].name = util_xstrdup(name);
-	d->e[d->n].ino = ino;
-	d->e[d->n].type = type;
-	d->n++;
+	int err, dfd;
+
+	*dp = NULL;
+	if (dir->kind == AWFS_INODE_INFO || is_masked(dir))
+		return 0;
+	err = inode_fd(dir, &dfd);
+	return err ? err : host_opendir(dfd, dp);
 }
 
-/* Fill the fresh snapshot @d: host entries with masks made synthetic, then fixed masks. */
-static int dir_load(struct awfs_inode *dir, struct dir_snap *d)
+static bool list_shape(struct awfs_inode *dir, DIR *dp, const struct dirent *de,
+		       struct dir_entry *out)
+{
+	const struct awfs_state *st;
+	unsigned char t = de->d_type;
+
+	*out = (struct dir_entry){ .ino = de->d_ino, .type = de->d_type };
+	if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) {
+		out->name = util_xstrdup(de->d_name);
+		out->type = DT_DIR;
+		return true;
+	}
+	if (info_is_name(dir, de->d_name))
+		return false;	/* the information directory stands in its place */
+	if (decide_stages_in(dir->state) && stage_is_hidden(de->d_name))
+		return false;	/* a temporary's host name: awfs's own (stage.h) */
+	st = classify_child(cfg->classifier, dir->state, de->d_name);
+	note_if_unclassified(dir, de->d_name, st);
+	if (classify_class(st) == AWFS_CLASS_MASK) {
+		struct stat sb;
+
+		if (t == DT_UNKNOWN)
+			t = host_stat_at(dirfd(dp), de->d_name, &sb) == 0 && !S_ISDIR(sb.st_mode) ?
+				    DT_REG : DT_DIR;
+		out->ino = inode_mask_ino(dir, de->d_name);
+		out->type = t == DT_DIR ? DT_DIR : DT_REG;
+	}
+	out->name = util_xstrdup(de->d_name);
+	return true;
+}
+
+static void list_tail(struct awfs_inode *dir, DIR *dp,
+		      void (*add)(void *ctx, const char *name, ino_t ino, unsigned char type),
+		      void *ctx)
 {
 	const char *const *fixed;
-	size_t nfixed, cap = 0;
-	struct dirent *de;
-	DIR *dp;
-	int err, dfd;
+	size_t nfixed;
 
 	if (dir->kind == AWFS_INODE_INFO) {
 		const struct awfs_inode *f;
 
-		dir_add(d, &cap, ".", info_ino(dir), DT_DIR);
-		dir_add(d, &cap, "..", inode_root()->ino, DT_DIR);
+		add(ctx, ".", info_ino(dir), DT_DIR);
+		add(ctx, "..", inode_root()->ino, DT_DIR);
 		for (size_t i = 0; (f = info_file(i)); i++)
-			dir_add(d, &cap, f->name, info_ino(f), DT_REG);
-		return 0;
+			add(ctx, f->name, info_ino(f), DT_REG);
+		return;
 	}
-	if (is_masked(dir)) {
+	if (!dp) {	/* masked */
 		const struct awfs_inode *p = dir->parent;
 
-		dir_add(d, &cap, ".", dir->mask_ino, DT_DIR);
-		dir_add(d, &cap, "..", p->kind != AWFS_INODE_HOST ? p->mask_ino : p->ino, DT_DIR);
-		return 0;
+		add(ctx, ".", dir->mask_ino, DT_DIR);
+		add(ctx, "..", p->kind != AWFS_INODE_HOST ? p->mask_ino : p->ino, DT_DIR);
+		return;
 	}
-	err = inode_fd(dir, &dfd);
-	if (!err)
-		err = host_opendir(dfd, &dp);
-	if (err)
-		return err;
+	/* a literal mask is listed whether or not the host has it: here when it has not */
 	nfixed = classify_fixed_masks(dir->state, &fixed);
-	bool *seen = util_xcalloc(nfixed ? nfixed : 1, sizeof(*seen));
-	bool stages = decide_stages_in(dir->state);
+	for (size_t i = 0; i < nfixed; i++) {
+		struct stat sb;
 
-	errno = 0;
-	while ((de = readdir(dp)) != NULL) {
-		const struct awfs_state *st;
-
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) {
-			dir_add(d, &cap, de->d_name, de->d_ino, DT_DIR);
-			continue;
-		}
-		if (info_is_name(dir, de->d_name))
-			continue;	/* the information directory stands in its place */
-		if (stages && stage_is_hidden(de->d_name))
-			continue;	/* a temporary's host name: awfs's own (stage.h) */
-		st = classify_child(cfg->classifier, dir->state, de->d_name);
-		note_if_unclassified(dir, de->d_name, st);
-		if (classify_class(st) == AWFS_CLASS_MASK) {
-			unsigned char t = de->d_type;
-			struct stat sb;
-
-			if (t == DT_UNKNOWN)
-				t = host_stat_at(dfd, de->d_name, &sb) == 0 && !S_ISDIR(sb.st_mode) ?
-					    DT_REG : DT_DIR;
-			for (size_t i = 0; i < nfixed; i++)
-				if (strcmp(fixed[i], de->d_name) == 0)
-					seen[i] = true;
-			dir_add(d, &cap, de->d_name, inode_mask_ino(dir, de->d_name),
-				t == DT_DIR ? DT_DIR : DT_REG);
-		} else {
-			dir_add(d, &cap, de->d_name, de->d_ino, de->d_type);
-		}
+		if (!info_is_name(dir, fixed[i]) && host_stat_at(dirfd(dp), fixed[i], &sb) == ENOENT)
+			add(ctx, fixed[i], inode_mask_ino(dir, fixed[i]), DT_DIR);
 	}
-	err = errno;
-	closedir(dp);
-	for (size_t i = 0; i < nfixed; i++)
-		if (!seen[i] && !info_is_name(dir, fixed[i]))
-			dir_add(d, &cap, fixed[i], inode_mask_ino(dir, fixed[i]), DT_DIR);
 	if (dir == inode_root() && cfg->info_dir)
-		dir_add(d, &cap, cfg->info_dir, info_ino(info_dir_node()), DT_DIR);
-	free(seen);
-	return err;
+		add(ctx, cfg->info_dir, info_ino(info_dir_node()), DT_DIR);
 }
+
+static const struct listing_shaper list_shaper = {
+	.open = list_open,
+	.shape = list_shape,
+	.tail = list_tail,
+};
 
 /*
  * Listings carry no handle. OPENDIR answers ENOSYS once, after which the
  * kernel sends no OPENDIR or RELEASEDIR again and caches listings as awfs
  * would ask it to (FOPEN_KEEP_CACHE | FOPEN_CACHE_DIR, its default then):
  * two round trips less for every directory walked. With cache=never, every
- * open is answered, without caching.
- *
- * So a listing's snapshot hangs off the directory's inode, taken at its
- * first READDIR (offset 0; with cache_readdir, the kernel often answers a
- * listing itself and the host directory is not read at all), and each
- * offset given to the kernel carries the listing's number: a listing
- * continued finds its own snapshot, so two listings of one directory never
- * mix, whatever changes between them. The READDIR that finds the end frees
- * it; a directory keeps DIR_SNAPS at most, the oldest going first, and a
- * listing whose snapshot went goes on from a fresh one at the same index.
+ * open is answered, without caching. So a listing is known by its offsets
+ * alone: each carries its number and the index of the next entry
+ * (listing.h), and the READDIR that finds the end closes its stream.
  */
-#define DIR_SNAPS 4
-
 static bool no_opendir;	/* the kernel takes ENOSYS from OPENDIR as "never again" */
-
-static void snaps_free(struct dir_snap *s)
-{
-	for (struct dir_snap *nx; s; s = nx) {
-		nx = s->next;
-		for (size_t i = 0; i < s->n; i++)
-			free(s->e[i].name);
-		free(s->e);
-		free(s);
-	}
-}
-
-static int snap_new(struct awfs_inode *dir, struct dir_snap **out)
-{
-	struct dir_snap *s = util_xcalloc(1, sizeof(*s)), **pp;
-	size_t kept = 0;
-	int err = dir_load(dir, s);
-
-	if (err) {
-		snaps_free(s);
-		return err;
-	}
-	dir->snap_gen = dir->snap_gen % 0x7fffffffU + 1;	/* offsets stay positive */
-	s->gen = dir->snap_gen;
-	s->next = dir->snaps;
-	dir->snaps = s;
-	for (pp = &s->next; *pp && ++kept < DIR_SNAPS; pp = &(*pp)->next)
-		;
-	snaps_free(*pp);
-	*pp = NULL;
-	*out = s;
-	return 0;
-}
-
-static void snap_drop(struct awfs_inode *dir, struct dir_snap *s)
-{
-	struct dir_snap **pp = &dir->snaps;
-
-	while (*pp != s)
-		pp = &(*pp)->next;
-	*pp = s->next;
-	s->next = NULL;
-	snaps_free(s);
-}
-
-static off_t snap_off(const struct dir_snap *s, size_t next)
-{
-	return (off_t)(((uint64_t)s->gen << 32) | (uint64_t)next);
-}
 
 static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
@@ -1501,31 +1447,23 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi, bool plus)
 {
 	struct awfs_inode *dir = inode_get(ino);
-	struct dir_snap *d = NULL;
-	size_t i = 0, used = 0;
+	const struct dir_entry *de;
+	struct listing *l;
+	size_t i, used = 0;
 	char *buf;
-	int err = 0;
+	int err;
 	/* past the mark (inode.h), no inode for each name listed: the kernel
 	 * looks a name up when it uses it */
 	bool pressed = plus && inode_pressed();
 
 	(void)fi;
-	if (off > 0) {
-		uint32_t gen = (uint32_t)((uint64_t)off >> 32);
-
-		i = (size_t)((uint64_t)off & 0xffffffffU);
-		for (d = dir->snaps; d && d->gen != gen; d = d->next)
-			;
-	}
-	if (!d)
-		err = snap_new(dir, &d);
+	err = listing_at(dir, off, &l, &i);
 	if (err) {
 		reply_err(req, err);
 		return;
 	}
 	buf = util_xmalloc(size);
-	for (; i < d->n; i++) {
-		struct dir_entry *de = &d->e[i];
+	for (; (de = listing_entry(l, i, &err)) != NULL; i++) {
 		size_t need;
 
 		if (plus) {
@@ -1539,7 +1477,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 				int lerr = do_lookup(dir, de->name, &e, NULL);
 
 				if (lerr == ENOENT)
-					continue;	/* gone since the snapshot */
+					continue;	/* gone since it was read */
 				bare = lerr != 0;
 			}
 			if (bare) {
@@ -1548,7 +1486,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 				e.attr.st_mode = (mode_t)DTTOIF(de->type);
 			}
 			need = fuse_add_direntry_plus(req, buf + used, size - used, de->name, &e,
-						      snap_off(d, i + 1));
+						      listing_off(l, i));
 			if (need > size - used) {
 				if (e.ino)
 					inode_put(inode_get(e.ino), 1);
@@ -1558,15 +1496,20 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			struct stat st = { .st_ino = de->ino, .st_mode = (mode_t)DTTOIF(de->type) };
 
 			need = fuse_add_direntry(req, buf + used, size - used, de->name, &st,
-						 snap_off(d, i + 1));
+						 listing_off(l, i));
 			if (need > size - used)
 				break;
 		}
 		used += need;
 	}
-	if (i >= d->n && used == 0)
-		snap_drop(dir, d);	/* the end, seen: this listing is over */
-	fuse_reply_buf(req, buf, used);
+	if (err && used == 0) {
+		listing_end(l);
+		reply_err(req, err);
+	} else {
+		if (!de && used == 0)
+			listing_end(l);	/* the end, seen: this listing is over */
+		fuse_reply_buf(req, buf, used);
+	}
 	free(buf);
 }
 

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -228,53 +229,292 @@ const char *util_errno_name(int err)
 	}
 }
 
-int util_open_append(const char *path, char *why, size_t len)
+/* Root and the user running awfs: the only owners trusted on the way to a file awfs appends to. */
+static bool trusted_uid(uid_t uid)
 {
-	struct stat st, st2;
+	return uid == 0 || uid == geteuid();
+}
+
+/* The path @fd refers to, for a message; @name after it when @name is not NULL. */
+static const char *fd_path(int fd, const char *name, char *buf, size_t size)
+{
 	char proc[64];
+	ssize_t n;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, buf, size - 1);
+	if (n < 0)
+		n = snprintf(buf, size, "%s", proc);
+	buf[n] = '\0';
+	if (name)
+		snprintf(buf + n, size - n, "%s%s", n && buf[n - 1] == '/' ? "" : "/", name);
+	return buf;
+}
+
+/*
+ * A directory on the way must be one only root and awfs's user can change:
+ * whoever else may rename or create entries in it could put a symlink to any
+ * file of root's where the next name is, and awfs would append to that file.
+ * A sticky directory others may write (/tmp) is passed through: they can add
+ * entries there but cannot rename or remove ours, and every entry awfs takes
+ * on from any directory must be root's or awfs's user's anyway (a directory
+ * by this check, a symlink by follow(), the file by check_file()).
+ */
+static int check_dir(int fd, const struct stat *st, char *why, size_t len)
+{
+	char at[PATH_MAX];
+
+	if (!trusted_uid(st->st_uid))
+		snprintf(why, len, "directory `%s' on the way is owned by uid %u, neither root nor the user running awfs (uid %u), who could replace what is below it with a symlink to any file: use a path through root's directories",
+			 fd_path(fd, NULL, at, sizeof(at)), (unsigned)st->st_uid, (unsigned)geteuid());
+	else if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
+		snprintf(why, len, "directory `%s' on the way is writable by group or others and not sticky (mode %04o), who could replace what is below it with a symlink to any file: chmod go-w it, or use another directory",
+			 fd_path(fd, NULL, at, sizeof(at)), (unsigned)(st->st_mode & 07777));
+	else
+		return 0;
+	return -1;
+}
+
+/* A path being resolved: the trusted directory reached so far and what is left of the path. */
+struct walk {
+	int dir;	/* O_PATH; -1 before "/" */
+	char *path;	/* next points into it */
+	char *next;
+	int links;	/* symlinks followed */
+};
+
+/* Move @w to the directory @fd (@st) if check_dir() trusts it; @fd is closed otherwise. */
+static int enter(struct walk *w, int fd, const struct stat *st, char *why, size_t len)
+{
+	if (check_dir(fd, st, why, len) < 0) {
+		close(fd);
+		return -1;
+	}
+	if (w->dir >= 0)
+		close(w->dir);
+	w->dir = fd;
+	return 0;
+}
+
+/* Move @w to "/", which is checked like any directory on the way. */
+static int enter_root(struct walk *w, char *why, size_t len)
+{
+	struct stat st;
+	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		snprintf(why, len, "/: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return enter(w, fd, &st, why, len);
+}
+
+/* The next component of @w's path, ended in place; NULL when none is left. */
+static char *next_name(struct walk *w)
+{
+	char *name, *end;
+
+	while (*w->next == '/')
+		w->next++;
+	if (!*w->next)
+		return NULL;
+	name = w->next;
+	end = strchr(name, '/');
+	if (end) {
+		*end = '\0';
+		w->next = end + 1;
+	} else {
+		w->next = name + strlen(name);
+	}
+	return name;
+}
+
+/*
+ * The rule for a symlink on the way: it is followed only when it is root's
+ * or awfs's user's. The directory holding it has passed check_dir(), so no
+ * one else put it there or can swap it, and a link no one else owns points
+ * where its owner meant; /var/run -> /run and the like keep working. Its
+ * target is resolved by the same rules, from "/" or from the link's
+ * directory, with at most 40 links in all, as the kernel allows.
+ */
+static int follow(struct walk *w, int link, const struct stat *st, char *why, size_t len)
+{
+	char target[PATH_MAX], at[PATH_MAX];
+	char *path;
+	ssize_t n;
+
+	if (!trusted_uid(st->st_uid)) {
+		snprintf(why, len, "`%s' on the way is a symlink owned by uid %u, neither root nor the user running awfs (uid %u): use a path without it",
+			 fd_path(link, NULL, at, sizeof(at)), (unsigned)st->st_uid, (unsigned)geteuid());
+		return -1;
+	}
+	if (++w->links > 40) {
+		snprintf(why, len, "more than 40 symlinks on the way (a loop?)");
+		return -1;
+	}
+	n = readlinkat(link, "", target, sizeof(target) - 1);
+	if (n < 0) {
+		const char *err = strerror(errno);	/* before fd_path() may change errno */
+
+		snprintf(why, len, "`%s': %s", fd_path(link, NULL, at, sizeof(at)), err);
+		return -1;
+	}
+	target[n] = '\0';
+	path = util_xasprintf("%s/%s", target, w->next);
+	free(w->path);
+	w->path = w->next = path;
+	return target[0] == '/' ? enter_root(w, why, len) : 0;
+}
+
+/* Take @w on by the component @name, which must be a trusted directory or a symlink to follow. */
+static int step(struct walk *w, const char *name, char *why, size_t len)
+{
+	char at[PATH_MAX];
+	struct stat st;
+	int fd, ret = -1;
+
+	fd = openat(w->dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		const char *err = strerror(errno);	/* before fd_path() may change errno */
+
+		snprintf(why, len, "`%s': %s", fd_path(w->dir, name, at, sizeof(at)), err);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode))
+		return enter(w, fd, &st, why, len);
+	if (S_ISLNK(st.st_mode))
+		ret = follow(w, fd, &st, why, len);
+	else
+		snprintf(why, len, "`%s' on the way is not a directory", fd_path(fd, NULL, at, sizeof(at)));
+	close(fd);
+	return ret;
+}
+
+/* The directory @path (absolute) names, as an O_PATH fd, reached from "/" through trusted directories only. */
+static int trusted_dir(const char *path, char *why, size_t len)
+{
+	struct walk w = { .dir = -1, .path = util_xstrdup(path) };
+	const char *name;
+	int ret;
+
+	w.next = w.path;
+	ret = enter_root(&w, why, len);
+	while (ret == 0 && (name = next_name(&w)))
+		ret = step(&w, name, why, len);
+	free(w.path);
+	if (ret < 0 && w.dir >= 0) {
+		close(w.dir);
+		w.dir = -1;
+	}
+	return w.dir;
+}
+
+/*
+ * @path made absolute with the current directory's real path: a relative
+ * path then meets the same checks from "/" as its absolute form, the
+ * directories above the current one included, and messages name them.
+ */
+static char *absolute(const char *path, char *why, size_t len)
+{
+	char cwd[PATH_MAX];
+
+	if (path[0] == '/')
+		return util_xstrdup(path);
+	if (!getcwd(cwd, sizeof(cwd))) {
+		snprintf(why, len, "cannot tell the current directory (%s): give an absolute path", strerror(errno));
+		return NULL;
+	}
+	return util_xasprintf("%s/%s", cwd, path);
+}
+
+/* Why awfs must not append to the existing file @st describes, in @why; empty when it may. */
+static void check_file(const struct stat *st, char *why, size_t len)
+{
+	if (!S_ISREG(st->st_mode))
+		snprintf(why, len, "not a regular file (%s): awfs appends only to a regular file",
+			 S_ISLNK(st->st_mode) ? "a symlink" : S_ISFIFO(st->st_mode) ? "a FIFO" :
+			 S_ISSOCK(st->st_mode) ? "a socket" : S_ISDIR(st->st_mode) ? "a directory" : "a device");
+	else if (!trusted_uid(st->st_uid))
+		snprintf(why, len, "owned by uid %u, neither root nor the user running awfs (uid %u), who could read, forge and truncate it: remove it, or chown root it",
+			 (unsigned)st->st_uid, (unsigned)geteuid());
+	else if (st->st_mode & (S_IWGRP | S_IWOTH))
+		snprintf(why, len, "writable by group or others (mode %04o), who could forge and truncate it: chmod go-w it",
+			 (unsigned)(st->st_mode & 07777));
+	/* a second name may be a link another user made (in /tmp) to a file of root's elsewhere */
+	else if (st->st_nlink != 1)
+		snprintf(why, len, "has %lu hard links, and another name may be another file of root's: give a file with one name",
+			 (unsigned long)st->st_nlink);
+	else
+		why[0] = 0;
+}
+
+/* The file @pfd (O_PATH, checked as @st) opened for appending: no name is resolved again. */
+static int reopen(int pfd, const struct stat *st, char *why, size_t len)
+{
+	struct stat st2;
+	char proc[64];
+	int fd;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	fd = open(proc, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		snprintf(why, len, "%s", strerror(errno));
+	else if (fstat(fd, &st2) < 0 || st2.st_dev != st->st_dev || st2.st_ino != st->st_ino) {
+		snprintf(why, len, "changed while it was opened");
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Create @name in the trusted directory @dir, or open it for appending once check_file() accepts it. */
+static int open_in(int dir, const char *name, char *why, size_t len)
+{
+	struct stat st;
 	int pfd, fd;
 
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0640);
+	fd = openat(dir, name, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0640);
 	if (fd >= 0 || errno != EEXIST) {
 		if (fd < 0)
 			snprintf(why, len, "%s", strerror(errno));
 		return fd;
 	}
 	/* it exists: look at it through an O_PATH fd, which opens nothing */
-	pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	pfd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (pfd < 0 || fstat(pfd, &st) < 0) {
 		snprintf(why, len, "%s", strerror(errno == ENOENT ? EAGAIN : errno));
 		if (pfd >= 0)
 			close(pfd);
 		return -1;
 	}
-	if (!S_ISREG(st.st_mode))
-		snprintf(why, len, "not a regular file (%s): awfs appends only to a regular file",
-			 S_ISLNK(st.st_mode) ? "a symlink" : S_ISFIFO(st.st_mode) ? "a FIFO" :
-			 S_ISSOCK(st.st_mode) ? "a socket" : S_ISDIR(st.st_mode) ? "a directory" : "a device");
-	else if (st.st_uid != 0 && st.st_uid != geteuid())
-		snprintf(why, len, "owned by uid %u, neither root nor the user running awfs (uid %u), who could read, forge and truncate it: remove it, or chown root it",
-			 (unsigned)st.st_uid, (unsigned)geteuid());
-	else if (st.st_mode & (S_IWGRP | S_IWOTH))
-		snprintf(why, len, "writable by group or others (mode %04o), who could forge and truncate it: chmod go-w it",
-			 (unsigned)(st.st_mode & 07777));
-	else
-		why[0] = 0;
-	if (why[0]) {
-		close(pfd);
-		return -1;
-	}
-	/* the object checked, opened for writing: no name is resolved again */
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
-	fd = open(proc, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		snprintf(why, len, "%s", strerror(errno));
-	else if (fstat(fd, &st2) < 0 || st2.st_dev != st.st_dev || st2.st_ino != st.st_ino) {
-		snprintf(why, len, "changed while it was opened");
-		close(fd);
-		fd = -1;
-	}
+	check_file(&st, why, len);
+	fd = why[0] ? -1 : reopen(pfd, &st, why, len);
 	close(pfd);
+	return fd;
+}
+
+int util_open_append(const char *path, char *why, size_t len)
+{
+	const char *name;
+	char *abs, *slash;
+	int dir, fd = -1;
+
+	abs = absolute(path, why, len);
+	if (!abs)
+		return -1;
+	slash = strrchr(abs, '/');
+	*slash = '\0';
+	name = slash[1] ? slash + 1 : ".";	/* "dir/" names dir itself, refused as a directory */
+	dir = trusted_dir(abs, why, len);
+	if (dir >= 0) {
+		fd = open_in(dir, name, why, len);
+		close(dir);
+	}
+	free(abs);
 	return fd;
 }
 

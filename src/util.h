@@ -94,12 +94,17 @@ void counts_clear(struct awfs_counts *c);
 
 /*
  * Open @path to append awfs's records to (the log, the audit file): a new
- * file is created 0640; an existing one must be a regular file owned by
- * root or by the user running awfs and writable by no one else, checked
- * before it is opened for writing (a FIFO would hang awfs, a device would
- * be opened, another user's file would let that user read, forge and
- * truncate the record). Never follows a symlink. Returns the fd, or -1
- * with the reason in @why.
+ * file is created 0640; an existing one must be a regular file with one
+ * name, owned by root or by the user running awfs and writable by no one
+ * else, checked before it is opened for writing (a FIFO would hang awfs, a
+ * device would be opened, another user's file would let that user read,
+ * forge and truncate the record). The path is resolved from "/" (a
+ * relative one from the current directory's real path) one component at a
+ * time, and every directory on the way must be root's or that user's and
+ * writable by no one else unless sticky (/tmp), so no one else can put a
+ * symlink to a file of root's in the way; a symlink on the way is followed
+ * only when it is root's or that user's, the file itself never is. Returns
+ * the fd, or -1 with the reason in @why.
  */
 int util_open_append(const char *path, char *why, size_t len);
 

@@ -33,12 +33,38 @@ static const char writable_word[] = " Writable paths: ";	/* what precedes it in 
 static atomic_uint_fast64_t denials;
 static atomic_uint_fast64_t expected_refusals;	/* refusals that lose nothing: not denials */
 
-/* the rate limit and the counters behind the unmount summary */
+/* the limits and the counters behind the unmount summary (stats_lock) */
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct awfs_ratelimit rl;
 static struct awfs_counts by_op, by_path;
-/* the byte budget of denial lines and their audit records (log.h) */
+/* the byte budget of denial lines and their audit records (log.h), for all */
 static struct awfs_bytelimit bl;
+
+/*
+ * The limits are per caller (uid), so that one caller's flood hides no
+ * other caller's refusals: each has its own lines a second and half of
+ * the byte budgets (the whole still bounds them all). Within a caller the
+ * first refusal of each kind (operation, directory, rule) is written
+ * whatever its rate: a stream of refused creates in one place cannot hide
+ * the one attempt elsewhere; only the byte budgets stop it. The kinds a
+ * caller has had written are remembered, up to CALLER_KINDS (a caller past
+ * that is rate-limited alone), and CALLERS callers at once (the least
+ * recently refused one is forgotten: its limits start again).
+ */
+#define CALLERS 64
+#define CALLER_KINDS 16384
+
+struct caller {
+	bool used;
+	uint32_t uid;
+	uint64_t seen;		/* when it was last refused (a count of refusals) */
+	struct awfs_ratelimit rl;
+	struct awfs_bytelimit bl;
+	uint64_t *kinds;	/* a set of kinds' hashes (0: an empty slot), cap a power of 2 */
+	size_t nkinds, cap;
+};
+static struct caller callers[CALLERS];
+static uint64_t refusals_seen;
+static uint64_t forgotten_suppressed;	/* the callers forgotten had these */
 
 static pthread_mutex_t uncl_lock = PTHREAD_MUTEX_INITIALIZER;
 static char **uncl_names;
@@ -50,7 +76,6 @@ void verdict_init(const struct awfs_ops_config *c)
 	char mnt[3 * PATH_MAX];
 
 	cfg = c;
-	ratelimit_init(&rl, 10.0, 50.0);
 	bytelimit_init(&bl, AWFS_LOG_BYTES_PER_HOUR / 3600.0, AWFS_LOG_BYTES_BURST,
 		       AWFS_LOG_BYTES_PER_MOUNT);
 	log_escape(c->mountpoint, strlen(c->mountpoint), mnt, sizeof(mnt));
@@ -78,6 +103,10 @@ void verdict_fini(void)
 		free(uncl_names[i]);
 	free(uncl_names);
 	uncl_names = NULL;
+	for (size_t i = 0; i < CALLERS; i++)
+		free(callers[i].kinds);
+	memset(callers, 0, sizeof(callers));
+	refusals_seen = forgotten_suppressed = 0;
 	uncl_n = 0;
 	counts_clear(&by_op);
 	counts_clear(&by_path);
@@ -351,6 +380,118 @@ static const char *origin_word(const struct awfs_refusal *r)
 	}
 }
 
+/* ------------------------------------------------------------ per caller */
+
+static void suppressed_line(uint64_t n, uint32_t uid)
+{
+	if (n)
+		log_msg(AWFS_LOG_WARN, "%llu denial messages suppressed by the rate limit for uid %u "
+			"(lines a second, bytes an hour or per mount)", (unsigned long long)n,
+			(unsigned)uid);
+}
+
+/* The limits of @uid: its own, a free slot's, or the least recently refused one's (stats_lock). */
+static struct caller *caller_of(uint32_t uid)
+{
+	struct caller *c = NULL, *old = &callers[0];
+
+	for (size_t i = 0; i < CALLERS && !c; i++) {
+		if (callers[i].used && callers[i].uid == uid)
+			c = &callers[i];
+		else if (!callers[i].used || (old->used && callers[i].seen < old->seen))
+			old = &callers[i];
+	}
+	if (!c) {
+		c = old;
+		if (c->used) {
+			suppressed_line(c->rl.suppressed, c->uid);
+			forgotten_suppressed += c->rl.total_suppressed;
+		}
+		free(c->kinds);
+		*c = (struct caller){ .used = true, .uid = uid };
+		ratelimit_init(&c->rl, 10.0, 50.0);
+		bytelimit_init(&c->bl, AWFS_LOG_BYTES_PER_HOUR / 3600.0 / 2, AWFS_LOG_BYTES_BURST / 2,
+			       AWFS_LOG_BYTES_PER_MOUNT / 2);
+	}
+	c->seen = ++refusals_seen;
+	return c;
+}
+
+/* The kind of a refusal: its operation, the directory of @path, its rule. Never 0. */
+static uint64_t kind_of(const char *op, const char *path, const struct awfs_rule *rule)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dlen = slash ? (size_t)(slash - path) : 0;
+	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+
+	for (const char *p = op; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	h = (h ^ 0xff) * 1099511628211ULL;
+	for (size_t i = 0; i < dlen; i++)
+		h = (h ^ (unsigned char)path[i]) * 1099511628211ULL;
+	h = (h ^ (uint64_t)(uintptr_t)rule) * 1099511628211ULL;
+	return h ? h : 1;
+}
+
+/* Whether @c had a refusal of kind @k written; @add: remember it (if there is room). */
+static bool kind_seen(struct caller *c, uint64_t k, bool add)
+{
+	size_t i;
+
+	if (c->cap == 0) {
+		if (!add)
+			return false;
+		c->cap = 64;
+		c->kinds = util_xcalloc(c->cap, sizeof(*c->kinds));
+	}
+	for (i = k & (c->cap - 1); c->kinds[i]; i = (i + 1) & (c->cap - 1))
+		if (c->kinds[i] == k)
+			return true;
+	if (!add || c->nkinds >= CALLER_KINDS)
+		return false;
+	if (2 * (c->nkinds + 1) > c->cap) {	/* grow: at most half full */
+		uint64_t *old = c->kinds;
+		size_t ocap = c->cap;
+
+		c->cap *= 2;
+		c->kinds = util_xcalloc(c->cap, sizeof(*c->kinds));
+		c->nkinds = 0;
+		for (size_t j = 0; j < ocap; j++)
+			if (old[j])
+				(void)kind_seen(c, old[j], true);
+		free(old);
+		return kind_seen(c, k, true);
+	}
+	c->kinds[i] = k;
+	c->nkinds++;
+	return false;
+}
+
+/*
+ * May the refusal of kind @k by @c be written now (stats_lock)? The byte
+ * budgets (all callers', and @c's half) first, then @c's lines a second,
+ * which the first of a kind passes anyway. *@suppressed: how many of @c's
+ * were not written since its last line.
+ */
+static bool caller_admit(struct caller *c, uint64_t k, double now, uint64_t *suppressed)
+{
+	bool fresh;
+
+	if (!bytelimit_allow(&bl, now) || !bytelimit_allow(&c->bl, now))
+		return ratelimit_refuse(&c->rl);
+	fresh = !kind_seen(c, k, false) && c->nkinds < CALLER_KINDS;
+	if (!ratelimit_take(&c->rl, now, suppressed)) {
+		if (!fresh)
+			return false;
+		c->rl.suppressed--;	/* counted by the refusal above: it is written */
+		c->rl.total_suppressed--;
+		*suppressed = c->rl.suppressed;
+		c->rl.suppressed = 0;
+	}
+	(void)kind_seen(c, k, true);
+	return true;
+}
+
 void verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
@@ -359,9 +500,10 @@ void verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 	char comm[64], ecomm[256], who[2 * AWFS_LOG_PATH_MAX + 64];
 	struct awfs_denial d = { 0 };
 	uint64_t suppressed = 0;
+	struct caller *c;
 	size_t wrote;
 	char *line;
-	bool ok;
+	bool ok, first;
 
 	/*
 	 * awfsctl verify's probes are refused like any write, uncounted: root
@@ -386,19 +528,13 @@ void verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 		counts_add(&by_op, r->op, AWFS_MAX_OP_KEYS);
 		counts_add(&by_path, key, AWFS_MAX_PATH_KEYS);
 	}
-	{
-		double now = log_now();
-
-		/* both limits: a line refused by either is counted as suppressed */
-		ok = bytelimit_allow(&bl, now) ? ratelimit_take(&rl, now, &suppressed) :
-						 ratelimit_refuse(&rl);
-	}
+	c = caller_of(ctx->uid);
+	first = !kind_seen(c, kind_of(r->op, path, r->rule), false) && c->nkinds < CALLER_KINDS;
+	ok = caller_admit(c, kind_of(r->op, path, r->rule), log_now(), &suppressed);
 	pthread_mutex_unlock(&stats_lock);
 	if (!ok)
 		return;
-	if (suppressed)
-		log_msg(AWFS_LOG_WARN, "%llu denial messages suppressed by the rate limit "
-			"(lines a second, bytes an hour or per mount)", (unsigned long long)suppressed);
+	suppressed_line(suppressed, ctx->uid);
 
 	/*
 	 * Who, by which rule, with which errno, first: every field there is
@@ -422,7 +558,7 @@ void verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 			      epath, eother, why,
 			      d.expected ? " (git's opportunistic lock: nothing is lost, not counted as a denial)" : "");
 	/* .awfs/denials keeps the line without the list of writable paths: its README has them */
-	info_add_denial(line);
+	info_add_denial(line, ctx->uid, first);
 	log_msg(AWFS_LOG_WARN, "%s%s%s", line, writable_word, writable_hint);
 	wrote = strlen(line) + strlen(writable_word) + strlen(writable_hint);
 	free(line);
@@ -445,6 +581,8 @@ void verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 	wrote += audit_deny(&d);
 	pthread_mutex_lock(&stats_lock);
 	bytelimit_charge(&bl, wrote);
+	c = caller_of(ctx->uid);	/* the same, unless 64 others came since */
+	bytelimit_charge(&c->bl, wrote);
 	pthread_mutex_unlock(&stats_lock);
 }
 
@@ -485,15 +623,28 @@ uint64_t verdict_denials(void)
 
 void verdict_flush_suppressed(void)
 {
-	uint64_t n;
+	uint64_t n[CALLERS];
+	uint32_t uid[CALLERS];
 
 	pthread_mutex_lock(&stats_lock);
-	n = rl.suppressed;
-	rl.suppressed = 0;
+	for (size_t i = 0; i < CALLERS; i++) {
+		n[i] = callers[i].used ? callers[i].rl.suppressed : 0;
+		uid[i] = callers[i].uid;
+		callers[i].rl.suppressed = 0;
+	}
 	pthread_mutex_unlock(&stats_lock);
-	if (n)
-		log_msg(AWFS_LOG_WARN, "%llu denial messages suppressed by the rate limit "
-			"(lines a second, bytes an hour or per mount)", (unsigned long long)n);
+	for (size_t i = 0; i < CALLERS; i++)
+		suppressed_line(n[i], uid[i]);
+}
+
+/* Every refusal not written, all callers (stats_lock). */
+static uint64_t total_suppressed(void)
+{
+	uint64_t n = forgotten_suppressed;
+
+	for (size_t i = 0; i < CALLERS; i++)
+		n += callers[i].used ? callers[i].rl.total_suppressed : 0;
+	return n;
 }
 
 /* "create 3, unlink 1" (escaped), or "none". */
@@ -526,7 +677,7 @@ char *verdict_summary(void)
 	pthread_mutex_lock(&stats_lock);
 	ops = counts_text(&by_op);
 	paths = counts_text(&by_path);
-	audit_unmount(cfg->mountpoint, n, x, rl.total_suppressed, &by_op, &by_path);
+	audit_unmount(cfg->mountpoint, n, x, total_suppressed(), &by_op, &by_path);
 	pthread_mutex_unlock(&stats_lock);
 	log_escape(cfg->mountpoint, strlen(cfg->mountpoint), mnt, sizeof(mnt));
 	line = util_xasprintf("unmounting %s: %llu write%s denied (by operation: %s; by path: %s)%s",

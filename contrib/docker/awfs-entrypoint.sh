@@ -35,7 +35,7 @@
 #                    refused with exit status 2 before anything is mounted
 #   AWFS_ALSO_AT     a second path showing the same view (chroot mode:
 #                    /host/tmp/gh-aw); optional
-#   AWFS_LOG         awfs's log                         [/var/log/awfs.log]
+#   AWFS_LOG         awfs's log                         [/var/log/awfs/awfs.log]
 #   AWFS_AUDIT       awfs's JSON audit file; optional
 #   AWFS_OPTS        awfs -o options (e.g. xattr, cache=strict); optional;
 #                    never a setting with a variable of its own (policy,
@@ -136,9 +136,12 @@ trap 'on_signal HUP 1' HUP
 # 1. mount: awfs stays this script's child (in the foreground), and says
 #    "ready" on a FIFO once the mount and its alias serve
 state=$(mktemp -d /run/awfs-entrypoint.XXXXXX 2>/dev/null || mktemp -d)
+# awfs reaches its log only through directories no other user may write
+# (Ubuntu's /var/log is group syslog's): the default is in one of root's own
+[ -n "${AWFS_LOG:-}" ] || { AWFS_LOG=/var/log/awfs/awfs.log; mkdir -p -m 0755 /var/log/awfs; }
 mkfifo -m 600 "$state/ready"
 "$awfs" "$dir" --policy "$policy" --runtime docker ${AWFS_ALSO_AT:+--also-at "$AWFS_ALSO_AT"} \
-	--log "${AWFS_LOG:-/var/log/awfs.log}" ${AWFS_AUDIT:+--audit "$AWFS_AUDIT"} \
+	--log "$AWFS_LOG" ${AWFS_AUDIT:+--audit "$AWFS_AUDIT"} \
 	${AWFS_OPTS:+-o "$AWFS_OPTS"} -f --ready-fd 3 3>"$state/ready" &
 awfs_pid=$!
 ready=

@@ -79,6 +79,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -104,13 +105,16 @@
 #define NERR 134
 #define MAX_SEEN 48
 #define GRACE_S 10
+#define HELD 256		/* -S: opens of the denials file a worker holds */
 
 /* ------------------------------------------------------------ kinds */
 
 enum kind {
 	K_READ, K_OPEN, K_OPENAT, K_DIRFD, K_RENAME, K_SYMSWAP, K_LINK, K_MKFIFO,
 	K_FIFOOPEN, K_TRUNC, K_XATTR, K_MMAP, K_CHMOD, K_CHOWN, K_MKDIR, K_RMDIR,
-	K_UNLINK, K_READDIR, K_READLINK, K_STAT, K_STALE, K_STALEFIFO, K_NKINDS
+	K_UNLINK, K_READDIR, K_READLINK, K_STAT, K_STALE, K_STALEFIFO,
+	/* saturation (-S): weight 0 unless asked for */
+	K_COPYBIG, K_SYNCBIG, K_LISTBIG, K_HOLDINFO, K_FLOOD, K_NKINDS
 };
 
 struct worker;
@@ -183,6 +187,7 @@ static struct {
 	const char *canary_file, *canary_dir;
 	int alarm_ms, stall_ms;
 	bool keep_going;
+	bool saturate;		/* -S: the saturation kinds too */
 	bool excluded[K_NKINDS];
 	bool protected_hardlinks;
 	int64_t start, deadline;
@@ -206,6 +211,8 @@ struct worker {
 	uint64_t rng;
 	int pool[POOL];			/* directory fds, kept across renames */
 	char pool_what[POOL][PATH_LEN];	/* where each was opened */
+	int held[HELD];			/* -S: opens of the denials file, oldest replaced */
+	unsigned nheld;
 	sigjmp_buf bus;			/* a mapping truncated under us */
 	volatile sig_atomic_t in_map;
 	char buf[BUF_MAX];
@@ -1511,6 +1518,122 @@ static void k_stalefifo(struct worker *w)
 	stale_view(w, true);
 }
 
+/* ------------------------------------------------------------ saturation (-S) */
+
+/*
+ * What an agent does to weigh on the daemon rather than to get past it:
+ * more slow calls than awfs has workers (copies of 128 MiB, writes of 4 MiB
+ * and an fsync), the first page of a directory of 100,000 entries listed
+ * again and again after a create, opens of the denials file held, floods
+ * of refused creates. The canaries' bound (-t) says what that may cost
+ * the other callers; run.sh bounds the daemon's memory.
+ */
+static void k_copybig(struct worker *w)
+{
+	char dst[PATH_LEN];
+	int in, out;
+
+	snprintf(dst, sizeof(dst), "rw/sat-copy.%d", w->idx);
+	in = open("ro/sparse", O_RDONLY | O_CLOEXEC);
+	out = open(dst, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (in >= 0 && out >= 0) {
+		loff_t oi = 0, oo = 0;
+
+		op_begin(w, "copy_file_range(ro/sparse, %s, 128 MiB)", dst);
+		op_end(w, (long)copy_file_range(in, &oi, out, &oo, 128u << 20, 0));
+		if (ftruncate(out, 0) < 0)
+			(void)0;	/* renamed away meanwhile: someone else's now */
+	}
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+}
+
+/*
+ * 4 MiB made dirty by a copy (a worker's request: large WRITEs are served
+ * on the listener, where the kernel's dirty-page throttling would stall it
+ * with them, which docs/security.md says is not covered), then an fsync.
+ */
+static void k_syncbig(struct worker *w)
+{
+	char dst[PATH_LEN];
+	int in, fd;
+
+	snprintf(dst, sizeof(dst), "rw/sat-sync.%d", w->idx);
+	in = open("ro/sparse", O_RDONLY | O_CLOEXEC);
+	fd = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (in >= 0 && fd >= 0) {
+		loff_t oi = 0, oo = 0;
+
+		if (copy_file_range(in, &oi, fd, &oo, 4u << 20, 0) >= 0) {
+			op_begin(w, "fsync(%s, 4 MiB)", dst);
+			op_end(w, fsync(fd));
+		}
+	}
+	if (in >= 0)
+		close(in);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void k_listbig(struct worker *w)
+{
+	char name[PATH_LEN];
+	static char page[4096];
+	int fd;
+
+	snprintf(name, sizeof(name), "rw/big/sat-%d", w->idx);
+	fd = open(name, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		close(fd);
+		unlink(name);
+	}
+	fd = open("rw/big", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	op_begin(w, "getdents64(rw/big, one page)");
+	op_end(w, syscall(SYS_getdents64, fd, page, sizeof(page)));
+	close(fd);
+}
+
+static void k_holdinfo(struct worker *w)
+{
+	unsigned i = w->nheld % HELD;
+	int fd;
+
+	if (w->nheld >= HELD)
+		close(w->held[i]);
+	op_begin(w, "open(.awfs/denials) [%u held]", w->nheld < HELD ? w->nheld : HELD);
+	fd = (int)op_end(w, open(".awfs/denials", O_RDONLY | O_CLOEXEC));
+	if (fd < 0) {
+		if (w->nheld >= HELD)
+			w->held[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);	/* keep the ring full */
+		else
+			return;
+	} else {
+		w->held[i] = fd;
+	}
+	w->nheld++;
+}
+
+static void k_flood(struct worker *w)
+{
+	char name[PATH_LEN];
+
+	for (int i = 0; i < 32; i++) {
+		int fd;
+
+		snprintf(name, sizeof(name), "ro/flood/f-%d-%d", w->idx, (int)rnd(w, 1000));
+		op_begin(w, "open(%s, O_CREAT)", name);
+		fd = (int)op_end(w, open(name, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+		if (fd >= 0) {
+			close(fd);
+			violation(w, "flood-create", "created %s in a read-only directory", name);
+		}
+	}
+}
+
 static const struct kind_info kinds[K_NKINDS] = {
 	[K_READ] = { "read", 10, k_read },
 	[K_OPEN] = { "open", 12, k_open },
@@ -1534,7 +1657,22 @@ static const struct kind_info kinds[K_NKINDS] = {
 	[K_STAT] = { "stat", 5, k_stat },
 	[K_STALE] = { "stale-view", 10, k_stale },
 	[K_STALEFIFO] = { "stale-fifo", 3, k_stalefifo },
+	[K_COPYBIG] = { "copy-big", 0, k_copybig },
+	[K_SYNCBIG] = { "fsync-big", 0, k_syncbig },
+	[K_LISTBIG] = { "list-big", 0, k_listbig },
+	[K_HOLDINFO] = { "hold-info", 0, k_holdinfo },
+	[K_FLOOD] = { "flood", 0, k_flood },
 };
+
+/* The weight of kind @k in this run: -S gives the saturation kinds theirs. */
+static int weight(int k)
+{
+	if (C.excluded[k])
+		return 0;
+	if (k >= K_COPYBIG)
+		return C.saturate ? 8 : 0;
+	return kinds[k].weight;
+}
 
 /* ------------------------------------------------------------ processes */
 
@@ -1588,14 +1726,12 @@ static enum kind pick_kind(struct worker *w)
 	int total = 0, r;
 
 	for (int k = 0; k < K_NKINDS; k++)
-		total += C.excluded[k] ? 0 : kinds[k].weight;
+		total += weight(k);
 	r = (int)rnd(w, (unsigned)total);
 	for (int k = 0; k < K_NKINDS; k++) {
-		if (C.excluded[k])
-			continue;
-		if (r < kinds[k].weight)
+		if (r < weight(k))
 			return (enum kind)k;
-		r -= kinds[k].weight;
+		r -= weight(k);
 	}
 	return K_READ;
 }
@@ -1956,6 +2092,9 @@ static void usage(void)
 		"  -a MS          the timer that ends a blocked call     [500]\n"
 		"  -t MS          a canary call longer than this is a stall [2000]\n"
 		"  -x KIND[,KIND] leave out these kinds of operation\n"
+		"  -S             saturation too: copies of 128 MiB from ro/sparse, fsyncs of\n"
+		"                 4 MiB, listings of rw/big, opens of .awfs/denials held,\n"
+		"                 floods of creates in ro/flood (run.sh makes them)\n"
 		"  -k             keep going after a violation (each reported once)\n");
 	exit(2);
 }
@@ -2037,7 +2176,7 @@ static void parse_args(int argc, char **argv)
 	bool fw = false, fr = false, fm = false, fv = false, fs = false;
 	int c;
 
-	while ((c = getopt(argc, argv, "u:U:w:r:m:v:s:f:c:C:a:t:x:kh")) != -1) {
+	while ((c = getopt(argc, argv, "u:U:w:r:m:v:s:f:c:C:a:t:x:kSh")) != -1) {
 		switch (c) {
 		case 'u': parse_uids(optarg); break;
 		case 'U': C.canary_uid = (uid_t)strtoul(optarg, NULL, 10); break;
@@ -2053,6 +2192,7 @@ static void parse_args(int argc, char **argv)
 		case 't': C.stall_ms = atoi(optarg); break;
 		case 'x': parse_excluded(optarg); break;
 		case 'k': C.keep_going = true; break;
+		case 'S': C.saturate = true; break;
 		default: usage();
 		}
 	}

@@ -24,6 +24,9 @@
 # $CC, default gcc); AWFS_ADVERSARY_PROCS (4) workers; AWFS_ADVERSARY_ARGS
 # adds options (-x KIND to leave a kind of operation out, -a, -t: see
 # awfs-adversary -h); AWFS_ADVERSARY_SELFTEST_SECONDS (3);
+# AWFS_ADVERSARY_CANARY_UID (65534, a worker's uid too) runs the
+# unprivileged canary; AWFS_ADVERSARY_RSS_MB (64) bounds how much awfs's VmRSS may grow;
+# AWFS_ADVERSARY_SATURATE=1 adds what -S needs to the fixture (saturate.sh);
 # AWFS_ADVERSARY_KEEP=1 keeps the temporary directory (the tree the run
 # left, awfs's log, the fuzzer's output); AWFS_ADVERSARY_DROP_CACHES=1 has
 # the kernel drop its dentry cache (system-wide) before awfs's fds are
@@ -39,6 +42,7 @@ SECS=${AWFS_ADVERSARY_SECONDS:-45}
 SEED=${AWFS_ADVERSARY_SEED:-1}
 PROCS=${AWFS_ADVERSARY_PROCS:-4}
 SELF_SECS=${AWFS_ADVERSARY_SELFTEST_SECONDS:-3}
+RSS_MB=${AWFS_ADVERSARY_RSS_MB:-64}
 KEEP_T=${AWFS_ADVERSARY_KEEP:-}
 OTHER_UID=65534
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -121,11 +125,18 @@ build_fixture() {
 	echo RWDATA >rw/file
 	echo MEM >mem-a/m
 	echo SUMMARY >summary.md
+	if [ -n "${AWFS_ADVERSARY_SATURATE:-}" ]; then
+		# saturate.sh: what -S weighs on the daemon with (adversary.c)
+		mkdir -p ro/flood rw/big
+		truncate -s 128M ro/sparse
+		(cd rw/big && seq 100000 | sed 's/^/an-entry-/' | xargs touch)
+	fi
 	chown -R "$AGENT_UID:$AGENT_UID" .
 	# both uids may rename root's files there; neither may chmod the roots
 	# shut (a "mem-a/e/.." in the fuzzer's hands)
 	chown root:root rw rw/sub mem-a mem-b
 	chmod 777 rw rw/sub mem-a mem-b
+	[ -z "${AWFS_ADVERSARY_SATURATE:-}" ] || chmod 777 ro/flood rw/big
 	# the canaries' path: root's, so nobody can chmod it shut (in the
 	# self-test, where no policy protects it), yet writable-looking, so
 	# what refuses writes in ro/ through awfs is the policy
@@ -255,7 +266,7 @@ rss0=$(awfs_rss_kb)
 # its own process group (setsid), so that whatever it leaves is found by id
 echo "# awfs-adversary $MNT $SECS s, seed $SEED, $PROCS workers (uids $AGENT_UID,$OTHER_UID)"
 # shellcheck disable=SC2086
-setsid "$ADV" -k -u "$AGENT_UID,$OTHER_UID" -U "$OTHER_UID" -f "$T/forbidden" -s summary.md ${AWFS_ADVERSARY_ARGS:-} \
+setsid "$ADV" -k -u "$AGENT_UID,$OTHER_UID" -U "${AWFS_ADVERSARY_CANARY_UID:-$OTHER_UID}" -f "$T/forbidden" -s summary.md ${AWFS_ADVERSARY_ARGS:-} \
 	"$MNT" "$SECS" "$SEED" "$PROCS" >"$T/adversary.out" 2>&1 &
 ADV_PID=$!
 for _ in $(seq $(((SECS + 30) * 10))); do kill -0 "$ADV_PID" 2>/dev/null || break; sleep 0.1; done
@@ -292,8 +303,8 @@ if [ "$alive" = yes ]; then
 	rss1=$(awfs_rss_kb)
 	ls -l "/proc/$AWFS_PID/fd" >"$T/awfs-fds.txt" 2>&1
 	echo "# awfs: $fds0 -> $fds1 fds, VmRSS $rss0 -> $rss1 kB"
-	check "awfs's VmRSS grew by at most 64 MiB" yes \
-		"$([ "$rss1" -le $((rss0 + 65536)) ] && echo yes || echo "no: $rss0 -> $rss1 kB")"
+	check "awfs's VmRSS grew by at most $RSS_MB MiB" yes \
+		"$([ "$rss1" -le $((rss0 + RSS_MB * 1024)) ] && echo yes || echo "no: $rss0 -> $rss1 kB")"
 fi
 
 # ------------------------------------------------------------ clean-up

@@ -17,10 +17,11 @@ AWFS_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 : "${AWFS_PROBE:=$AWFS_TOP/tests/awfs-probe}" "${AWFS_PARITY:=$AWFS_TOP/tests/awfs-parity}"
 : "${AWFS_CONFORM:=$AWFS_TOP/tests/awfs-conform}" "${AWFS_LOAD:=$AWFS_TOP/tests/awfs-load}"
 : "${AWFS_HAMMER:=$AWFS_TOP/tests/awfs-hammer}" "${AWFS_ADVERSARY:=$AWFS_TOP/tests/awfs-adversary}"
+: "${AWFS_SATURATE:=$AWFS_TOP/tests/awfs-saturate}"
 : "${AWFS_RACE_SHIM:=$AWFS_TOP/tests/race-shim.so}" "${AWFS_TESTS:=$AWFS_TOP/tests}"
 : "${AWFS_DEFAULT_POLICY:=$AWFS_TOP/etc/awfs/policy.conf}"
 export AWFS AWFSCTL AWFS_PROBE AWFS_PARITY AWFS_CONFORM AWFS_LOAD AWFS_HAMMER AWFS_ADVERSARY \
-	AWFS_RACE_SHIM AWFS_TESTS AWFS_DEFAULT_POLICY
+	AWFS_RACE_SHIM AWFS_TESTS AWFS_DEFAULT_POLICY AWFS_SATURATE
 [ -x "$AWFS" ] || { echo "$AWFS: no such program (make check TESTS= builds it and the test programs; or set AWFS)"; exit 99; }
 AGENT_UID=${AWFS_TEST_UID:-1000}
 

@@ -88,6 +88,68 @@ check_match "  ... a file others may write: says why" "cannot open log .$T/open.
 ln -s "$T/mine.log" "$T/link.log"
 run "$MNT" --policy "$POLICY" --log "$T/link.log"
 check "--log through a symlink: exit 1, nothing created" "1 no" "$rc $([ -e "$T/mine.log" ] && echo yes || echo no)"
+
+# ---- ... reached through directories only root (or awfs's user) can change:
+# a symlink planted on the way would make awfs append to a file of root's
+mounted() { is_mounted "$MNT" && echo yes || echo no; }
+exists() { [ -e "$1" ] && echo yes || echo no; }
+# refuse OPT FILE: awfs with OPT FILE; sets out and rc
+refuse() { out=$(timeout 20 "$AWFS" "$MNT" --policy "$POLICY" "$1" "$2" -f 2>&1); rc=$?; }
+# accepts OPT FILE: "ready yes written" when awfs mounts with OPT FILE and
+# writes to FILE (then it is stopped)
+accepts() {
+	local pid said="" up
+	rm -f "$T/ready"; mkfifo "$T/ready"
+	"$AWFS" "$MNT" --policy "$POLICY" -f "$1" "$2" --ready-fd 7 7>"$T/ready" 2>>"$T/awfs.stderr" &
+	pid=$!
+	read -r -t 60 said <"$T/ready"
+	up=$(mounted)
+	kill -TERM "$pid" 2>/dev/null; wait "$pid"
+	echo "${said:-none} $up $([ -s "$2" ] && echo written || echo empty)"
+}
+mkdir -p "$T/agent/sub" "$T/rootdir" "$T/open" "$T/grp" "$T/sticky" "$T/viadir"
+chown "$AGENT_UID" "$T/agent"; chmod 755 "$T/agent"
+chmod 777 "$T/open"; chmod 775 "$T/grp"; chmod 1777 "$T/sticky"
+for f in target other; do printf 'root only\n' >"$T/rootdir/$f.log"; chmod 644 "$T/rootdir/$f.log"; done
+as_agent ln -s "$T/rootdir" "$T/agent/logs"		# the attack: the agent's link to a root dir
+as_agent ln -s "$T/rootdir" "$T/sticky/planted"	# the same in a sticky directory
+ln "$T/rootdir/other.log" "$T/sticky/linked.log"	# a second name, as protected_hardlinks=0 allows anyone
+ln -s "$T/rootdir" "$T/viadir/abs"; ln -s ../rootdir "$T/viadir/rel"	# root's links, in root's directory
+for opt in --log --audit; do
+	refuse $opt "$T/agent/sub/awfs.log"
+	check "$opt under a directory of uid $AGENT_UID: exit 1, not mounted, nothing created" "1 no no" \
+		"$rc $(mounted) $(exists "$T/agent/sub/awfs.log")"
+	check_match "  ... names the directory and its owner" \
+		"cannot open (log|audit file) .$T/agent/sub/awfs.log.: directory .$T/agent. on the way is owned by uid $AGENT_UID, neither root nor the user running awfs \(uid 0\), who could replace what is below it with a symlink to any file" "$out"
+	refuse $opt "$T/agent/logs/target.log"
+	check "$opt through the agent's symlink to a root file: exit 1, not mounted" "1 no" "$rc $(mounted)"
+	check_match "  ... says why" "directory .$T/agent. on the way is owned by uid $AGENT_UID" "$out"
+	for d in open grp; do
+		refuse $opt "$T/$d/awfs.log"
+		check "$opt under a directory of mode $(stat -c %a "$T/$d"): exit 1, not mounted, nothing created" "1 no no" \
+			"$rc $(mounted) $(exists "$T/$d/awfs.log")"
+	done
+	check_match "  ... says why" "directory .$T/grp. on the way is writable by group or others and not sticky \(mode 0775\)" "$out"
+	refuse $opt "$T/sticky/planted/target.log"
+	check "$opt through the agent's symlink in a sticky directory: exit 1, not mounted" "1 no" "$rc $(mounted)"
+	check_match "  ... says why" ".$T/sticky/planted. on the way is a symlink owned by uid $AGENT_UID, neither root nor the user running awfs" "$out"
+	refuse $opt "$T/sticky/linked.log"
+	check "$opt at a second name of a root file: exit 1, not mounted" "1 no" "$rc $(mounted)"
+	check_match "  ... says why" "cannot open (log|audit file) .$T/sticky/linked.log.: has 2 hard links" "$out"
+	out=$(cd "$T/agent/sub" && timeout 20 "$AWFS" "$MNT" --policy "$POLICY" $opt rel.log -f 2>&1); rc=$?
+	check "$opt relative, from under a directory of uid $AGENT_UID: exit 1, nothing created" "1 no" \
+		"$rc $(exists "$T/agent/sub/rel.log")"
+	check_match "  ... says why" "directory .$T/agent. on the way is owned by uid $AGENT_UID" "$out"
+	check "$opt created in a sticky directory of root's: mounts and writes" "ready yes written" \
+		"$(accepts $opt "$T/sticky/new$opt")"
+	check "$opt through root's symlink in root's directory: mounts and writes" "ready yes written" \
+		"$(accepts $opt "$T/viadir/abs/via$opt")"
+	check "$opt through root's relative symlink: mounts and writes" "ready yes written" \
+		"$(accepts $opt "$T/viadir/rel/rel$opt")"
+done
+check "  ... the root files behind the refused paths are unchanged (10 bytes each)" "10 10 root only" \
+	"$(stat -c %s "$T/rootdir/target.log" "$T/rootdir/other.log" | xargs) $(cat "$T/rootdir/target.log")"
+rm -rf "$SRC/made"	# made by the mounts above (create = true)
 run "$MNT" --policy "$POLICY" --info-dir .x --no-info-dir
 check "--info-dir with --no-info-dir: exit 2" "2" "$rc"
 

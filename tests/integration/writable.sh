@@ -121,7 +121,9 @@ exec 7<&- 8<&-
 # listings carry no handle (no OPENDIR): two at once never mix
 as_agent mkdir "$W/many"
 as_agent sh -c "cd $W/many && seq -f 'entry-with-a-longish-name-%04g' 1000 | xargs touch"
-check "two listings at once, the directory changed between" "OK:A=1002 twice=0 missed=0 B=1002 twice=0" \
+# (A, started before the change, may or may not show the name made during
+# it, as readdir(3) allows; nothing is shown twice or missed)
+check_match "two listings at once, the directory changed between" "^OK:A=100[23] twice=0 missed=0 B=1002 twice=0$" \
 	"$(aprobe readdir-two "$W/many")"
 check "  ... and a listing after them: 1000 names, the one made among them" "1000 1" \
 	"$(aprobe readdir "$W/many" | tr ',' '\n' | awk '/zz-made/ { m++ } END { print NR, m }')"

@@ -128,7 +128,7 @@ static void test_denial_ring(void **state)
 	free(text);
 	for (int i = 0; i < AWFS_INFO_KEPT + 50; i++) {
 		snprintf(line, sizeof(line), "denied %d", i);
-		info_add_denial(line);
+		info_add_denial(line, 1000, true);
 	}
 	text = info_denials(&len);
 	for (size_t i = 0; i < len; i++)

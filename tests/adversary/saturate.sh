@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# saturate.sh - the adversary (run.sh) with its saturation kinds (-S):
+# more workers (12) than awfs has (8), among the usual attacks copies of
+# 128 MiB, fsyncs of 4 MiB, first pages of a 100,000-entry directory listed
+# again and again, opens of .awfs/denials held (256 a worker) and floods of
+# refused creates. The invariants are run.sh's, and two more: a canary
+# (root, and uid 65533, which does not attack) never waits 500 ms for one
+# call (-t), and awfs's
+# RSS grows by 32 MiB at most. 20 s in make check; longer by hand:
+# AWFS_ADVERSARY_SECONDS=600 bash tests/adversary/saturate.sh
+export AWFS_ADVERSARY_SATURATE=1
+export AWFS_ADVERSARY_SECONDS=${AWFS_ADVERSARY_SECONDS:-20}
+export AWFS_ADVERSARY_PROCS=${AWFS_ADVERSARY_PROCS:-12}
+export AWFS_ADVERSARY_RSS_MB=${AWFS_ADVERSARY_RSS_MB:-32}
+# the unprivileged canary is a caller of its own, not one of the attackers
+export AWFS_ADVERSARY_CANARY_UID=${AWFS_ADVERSARY_CANARY_UID:-65533}
+export AWFS_ADVERSARY_ARGS="-S -t ${AWFS_ADVERSARY_STALL_MS:-500} ${AWFS_ADVERSARY_ARGS:-}"
+exec bash "$(dirname "$0")/run.sh"
