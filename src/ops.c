@@ -1361,7 +1361,7 @@ static bool list_shape(struct awfs_inode *dir, DIR *dp, const struct dirent *de,
 	}
 	if (info_is_name(dir, de->d_name))
 		return false;	/* the information directory stands in its place */
-	if (decide_stages_in(dir->state) && stage_is_hidden(de->d_name))
+	if (stage_is_hidden(de->d_name) && decide_stages_in(dir->state))
 		return false;	/* a temporary's host name: awfs's own (stage.h) */
 	st = classify_child(cfg->classifier, dir->state, de->d_name);
 	note_if_unclassified(dir, de->d_name, st);

@@ -471,15 +471,17 @@ static bool kind_seen(struct caller *c, uint64_t k, bool add)
  * May the refusal of kind @k by @c be written now (stats_lock)? The byte
  * budgets (all callers', and @c's half) first, then @c's lines a second,
  * which the first of a kind passes anyway. *@suppressed: how many of @c's
- * were not written since its last line.
+ * were not written since its last line; *@first: whether this is the first
+ * of its kind @c has written.
  */
-static bool caller_admit(struct caller *c, uint64_t k, double now, uint64_t *suppressed)
+static bool caller_admit(struct caller *c, uint64_t k, double now, uint64_t *suppressed,
+			 bool *first)
 {
-	bool fresh;
+	bool fresh = !kind_seen(c, k, false) && c->nkinds < CALLER_KINDS;
 
+	*first = fresh;
 	if (!bytelimit_allow(&bl, now) || !bytelimit_allow(&c->bl, now))
 		return ratelimit_refuse(&c->rl);
-	fresh = !kind_seen(c, k, false) && c->nkinds < CALLER_KINDS;
 	if (!ratelimit_take(&c->rl, now, suppressed)) {
 		if (!fresh)
 			return false;
@@ -529,8 +531,7 @@ void verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 		counts_add(&by_path, key, AWFS_MAX_PATH_KEYS);
 	}
 	c = caller_of(ctx->uid);
-	first = !kind_seen(c, kind_of(r->op, path, r->rule), false) && c->nkinds < CALLER_KINDS;
-	ok = caller_admit(c, kind_of(r->op, path, r->rule), log_now(), &suppressed);
+	ok = caller_admit(c, kind_of(r->op, path, r->rule), log_now(), &suppressed, &first);
 	pthread_mutex_unlock(&stats_lock);
 	if (!ok)
 		return;
