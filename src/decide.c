@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const struct awfs_decision allowed = { AWFS_ALLOWED, 0, NULL, NULL };
 
@@ -45,6 +46,58 @@ static struct awfs_decision anchor_at(const struct awfs_entry_pos *e, unsigned e
 	return allowed;
 }
 
+enum awfs_links decide_links(const struct awfs_state *st)
+{
+	const struct awfs_rule *r = st ? classify_rule(st) : NULL;
+
+	return writable(st) && r ? r->links : AWFS_LINKS_ANY;
+}
+
+/* How strict a position is about links: "any" 0, "read-only" 1, "none" 2. */
+static int strictness(const struct awfs_state *st)
+{
+	enum awfs_links l = decide_links(st);
+
+	return l == AWFS_LINKS_NONE ? 2 : l == AWFS_LINKS_READ_ONLY ? 1 : 0;
+}
+
+/* A tree that takes no link from outside: "none" or "read-only". */
+static bool closed(const struct awfs_state *st)
+{
+	return strictness(st) > 0;
+}
+
+/* A symlink, FIFO, socket or device node: what the host would follow or block on. */
+static bool special(mode_t type)
+{
+	return type && !S_ISREG(type) && !S_ISDIR(type);
+}
+
+/* May an object of type @type be put at the entry @e (already passed entry_at())? */
+static struct awfs_decision kind_at(const struct awfs_entry_pos *e, mode_t type, unsigned end)
+{
+	enum awfs_links l = decide_links(e->st);
+
+	if (special(type) && (l == AWFS_LINKS_NONE || (l == AWFS_LINKS_READ_ONLY && !S_ISLNK(type))))
+		return refused(AWFS_BLOCK_KIND, end, e->st);
+	return allowed;
+}
+
+/*
+ * May what @from holds, of type @type, be moved to @to? Into a closed tree
+ * only from one at least as strict (a position decides, never what the
+ * name holds now: a directory from a "read-only" tree may hold links, so
+ * it never enters a "none" one), and never a special object, symlinks
+ * included.
+ */
+static struct awfs_decision move_at(const struct awfs_entry_pos *from, mode_t type,
+				    const struct awfs_entry_pos *to, unsigned end)
+{
+	if (closed(to->st) && (strictness(from->st) < strictness(to->st) || special(type)))
+		return refused(AWFS_BLOCK_KIND, end, to->st);
+	return allowed;
+}
+
 static struct awfs_decision object_at(const struct awfs_object_pos *o, unsigned end)
 {
 	if (o->info)
@@ -59,11 +112,20 @@ struct awfs_decision decide_entry(const struct awfs_entry_pos *e)
 	return entry_at(e, 0);
 }
 
+struct awfs_decision decide_mknod(const struct awfs_entry_pos *e, mode_t mode)
+{
+	struct awfs_decision d = entry_at(e, 0);
+
+	return d.how ? d : kind_at(e, mode & S_IFMT, 0);
+}
+
 struct awfs_decision decide_symlink(const struct awfs_entry_pos *e)
 {
 	struct awfs_decision d = entry_at(e, 0);
 
-	return d.how ? d : anchor_at(e, 0);
+	if (!d.how)
+		d = anchor_at(e, 0);
+	return d.how ? d : kind_at(e, S_IFLNK, 0);
 }
 
 struct awfs_decision decide_object(const struct awfs_object_pos *o)
@@ -82,7 +144,7 @@ struct awfs_decision decide_open(int flags, const struct awfs_object_pos *o)
 	return opens_for_write(flags) ? object_at(o, 0) : allowed;
 }
 
-struct awfs_decision decide_link(const struct awfs_object_pos *o, const struct awfs_entry_pos *e)
+struct awfs_decision decide_link(const struct awfs_object_pos *o, mode_t type, const struct awfs_entry_pos *e)
 {
 	struct awfs_decision d = object_at(o, 0);
 
@@ -90,10 +152,13 @@ struct awfs_decision decide_link(const struct awfs_object_pos *o, const struct a
 		d = entry_at(e, 1);
 	if (!d.how)
 		d = anchor_at(e, 1);
+	if (!d.how && special(type) && closed(e->st))	/* a link is made only by symlink() */
+		d = refused(AWFS_BLOCK_KIND, 1, e->st);
 	return d;
 }
 
-struct awfs_decision decide_rename(const struct awfs_entry_pos *from, const struct awfs_entry_pos *to)
+struct awfs_decision decide_rename(const struct awfs_entry_pos *from, mode_t ftype,
+				   const struct awfs_entry_pos *to, mode_t ttype)
 {
 	struct awfs_decision d = entry_at(from, 0);
 
@@ -103,6 +168,10 @@ struct awfs_decision decide_rename(const struct awfs_entry_pos *from, const stru
 		d = anchor_at(from, 0);
 	if (!d.how)
 		d = anchor_at(to, 1);
+	if (!d.how)
+		d = move_at(from, ftype, to, 1);
+	if (!d.how && ttype)	/* an exchange or a whiteout: something is left at @from */
+		d = move_at(to, ttype, from, 0);
 	return d;
 }
 
@@ -182,5 +251,5 @@ struct awfs_decision decide_replace(const struct awfs_entry_pos *from, const str
 	if (!from->info && !to->info && from->dir == to->dir && r && r->single_file &&
 	    classify_class(to->st) == AWFS_CLASS_WRITE && !classify_anchored(to->st))
 		return allowed;
-	return decide_rename(from, to);
+	return decide_rename(from, S_IFREG, to, 0);	/* a temporary is a regular file */
 }

@@ -42,6 +42,22 @@
  *    atomically; every other change to the directory stays refused. The
  *    caller (ops.c) vouches that @from is such a temporary and that both
  *    ends are in one directory inode: states alone cannot tell;
+ *  - links = "none" or "read-only" (policy.h's awfs_links) on the rule of a
+ *    writable entry (a closed tree): no FIFO, socket or device node is made
+ *    there (mknod), linked there (link of such an object), or renamed there;
+ *    no symlink either, with "none"; with "read-only" a symlink may be made
+ *    (decide_symlink() allows it, and ops.c then checks its target: an
+ *    absolute path under the root naming an existing read-only, unmasked
+ *    object through no link, which nothing the agent does can change) but
+ *    never linked or renamed in (a host-made relative link would point
+ *    elsewhere); and nothing is renamed into a closed tree from a writable
+ *    position whose rule is less strict ("any" below "read-only" below
+ *    "none": a directory may hold what its tree allows), not even a regular
+ *    file, so the
+ *    answer never rests on what a name holds at the moment it is looked at
+ *    (the agent could swap it for a link after). The host reads such a tree
+ *    after the agent and would follow, or block on, what is in it. The
+ *    object's type is the caller's to give (0: unknown, no kind);
  *  - awfs's information directory and everything in it refuse every change,
  *    before any class is looked at;
  *  - only a writable class passes: read-only and masked refuse alike.
@@ -52,6 +68,7 @@
 #define AWFS_DECIDE_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "classify.h"
 
@@ -77,6 +94,8 @@ enum awfs_blocker {
 	AWFS_BLOCK_ENTRY,	/* the entry's own path is not writable */
 	AWFS_BLOCK_ANCHOR,	/* a stricter rule is anchored at the entry */
 	AWFS_BLOCK_INFO,	/* awfs's own information directory */
+	AWFS_BLOCK_KIND,	/* links = "none"/"read-only": no such link or special file there */
+	AWFS_BLOCK_TARGET,	/* links = "read-only": a symlink's target is not such (ops.c) */
 };
 
 struct awfs_decision {
@@ -92,18 +111,28 @@ struct awfs_decision {
 					   unclassified entry, the information directory) */
 };
 
-/* create, mkdir, mknod, unlink, rmdir */
+/* create, mkdir, unlink, rmdir */
 struct awfs_decision decide_entry(const struct awfs_entry_pos *e);
+/* mknod of an object of @mode (S_IFREG, S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK) */
+struct awfs_decision decide_mknod(const struct awfs_entry_pos *e, mode_t mode);
 /* symlink */
 struct awfs_decision decide_symlink(const struct awfs_entry_pos *e);
+/* What a position's rule says of links: "any" unless it is writable and says otherwise. */
+enum awfs_links decide_links(const struct awfs_state *st);
 /* write, setattr, setxattr, removexattr, fallocate, copy_file_range (into) */
 struct awfs_decision decide_object(const struct awfs_object_pos *o);
 /* open with @flags (open(2)'s): a change when for writing or with O_TRUNC */
 struct awfs_decision decide_open(int flags, const struct awfs_object_pos *o);
-/* link @o as the new entry @e */
-struct awfs_decision decide_link(const struct awfs_object_pos *o, const struct awfs_entry_pos *e);
-/* rename (or exchange) the entry @from and the entry @to */
-struct awfs_decision decide_rename(const struct awfs_entry_pos *from, const struct awfs_entry_pos *to);
+/* link @o, an object of type @type (S_IFMT bits), as the new entry @e */
+struct awfs_decision decide_link(const struct awfs_object_pos *o, mode_t type, const struct awfs_entry_pos *e);
+/*
+ * rename the entry @from, an object of type @ftype, onto the entry @to;
+ * @ttype is the type of what is left at @from: for RENAME_EXCHANGE what @to
+ * holds, for RENAME_WHITEOUT a whiteout (S_IFCHR, a device node 0:0), else
+ * 0. A type of 0 is unknown (the name is gone: the host's rename fails).
+ */
+struct awfs_decision decide_rename(const struct awfs_entry_pos *from, mode_t ftype,
+				   const struct awfs_entry_pos *to, mode_t ttype);
 
 /* Whether temporaries may be made in a directory in state @dir: read-only, holding a single-file rule. */
 bool decide_stages_in(const struct awfs_state *dir);

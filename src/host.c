@@ -17,6 +17,8 @@
 #include <linux/capability.h>
 #include <linux/fs.h>
 #include <linux/magic.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <sys/ioctl.h>
 #include <sys/vfs.h>
 #include <stdio.h>
@@ -89,6 +91,20 @@ int host_lookup(int dirfd, const char *name, int *fd, struct stat *st)
 int host_stat_at(int dirfd, const char *name, struct stat *st)
 {
 	return ERR(fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW));
+}
+
+int host_beneath(int dirfd, const char *rel)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,	/* no O_NOFOLLOW: a link at the end is a link too (ELOOP) */
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+	};
+	long fd = syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
+
+	if (fd < 0)
+		return errno;
+	close((int)fd);
+	return 0;
 }
 
 int host_stat(int fd, struct stat *st)

@@ -34,6 +34,13 @@ int host_open_root(const char *path, int *fd, struct stat *st);
 int host_lookup(int dirfd, const char *name, int *fd, struct stat *st);
 /* Stat @name in @dirfd without following it (no fd kept). */
 int host_stat_at(int dirfd, const char *name, struct stat *st);
+/*
+ * Whether the relative path @rel names an object beneath @dirfd reached
+ * through no symlink (its last component none either) and no other mount (openat2's RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV): 0, or the errno (ELOOP: a link
+ * on the way; EXDEV: it would leave; ENOENT; ENOSYS before Linux 5.6).
+ */
+int host_beneath(int dirfd, const char *rel);
 /* Stat the object behind an O_PATH fd. */
 int host_stat(int fd, struct stat *st);
 /* Open the object behind an O_PATH fd with @flags (never O_CREAT). */

@@ -832,14 +832,63 @@ static void reply_new_entry(fuse_req_t req, struct awfs_inode *dir, const char *
 		fuse_reply_entry(req, &e);
 }
 
+/*
+ * links = "read-only" (decide.h): may the agent's symlink to @target be
+ * made? Only an absolute path under the root (the policy's, else the mount
+ * point: the path the host reads the tree by), normalised, every entry on
+ * it in a read-only position (which the agent can neither rename nor
+ * replace), the object read-only with no mask below it, and on the host an
+ * object reached from the root through no link (looked at as the caller).
+ * Then nothing the agent does later changes where the link leads.
+ */
+static bool link_target_ok(fuse_req_t req, const char *target)
+{
+	const char *top = cfg->policy->root ? cfg->policy->root : cfg->mountpoint;
+	size_t tl = strlen(top);
+	const struct awfs_state *st = classify_root(cfg->classifier);
+	const struct awfs_rule *const *alive;
+	char *rel, *save = NULL;
+	size_t n;
+	bool ok = true;
+	int rfd, err;
+
+	if (strncmp(target, top, tl) != 0 || target[tl] != '/' || !target[tl + 1])
+		return false;
+	rel = util_xstrdup(target + tl + 1);
+	for (char *c = strtok_r(rel, "/", &save); c && ok; c = strtok_r(NULL, "/", &save)) {
+		ok = strcmp(c, ".") != 0 && strcmp(c, "..") != 0 &&
+		     !(st == classify_root(cfg->classifier) && info_is_name(inode_root(), c));
+		if (ok) {
+			st = classify_child(cfg->classifier, st, c);
+			ok = classify_class(st) == AWFS_CLASS_RO;
+		}
+	}
+	free(rel);
+	/* "a//b", "a/" and the like: not the normalised form the walk above saw */
+	if (!ok || strstr(target + tl, "//") || target[strlen(target) - 1] == '/')
+		return false;
+	n = classify_alive(st, &alive);
+	for (size_t i = 0; i < n && ok; i++)
+		ok = alive[i]->cls != AWFS_CLASS_MASK || alive[i]->ncomps <= classify_depth(st);
+	if (!ok || inode_fd(inode_root(), &rfd) != 0)
+		return false;
+	AS_CALLER(req, err, host_beneath(rfd, target + tl + 1));
+	return err == 0;
+}
+
 static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		      dev_t rdev, const char *link, const char *op)
 {
 	struct awfs_inode *dir = inode_get(parent);
 	const struct awfs_entry_pos e = entry_pos(dir, name);
-	const struct awfs_decision d = link ? decide_symlink(&e) : decide_entry(&e);
+	struct awfs_decision d = link ? decide_symlink(&e) :
+				 S_ISDIR(mode) ? decide_entry(&e) : decide_mknod(&e, mode);
 	const struct awfs_other_end at = { NULL, dir, name };
-	int dfd, err = d.how ? refuse(req, op, &d, &at, false) : inode_fd(dir, &dfd);
+	int dfd, err;
+
+	if (!d.how && link && decide_links(e.st) == AWFS_LINKS_READ_ONLY && !link_target_ok(req, link))
+		d = (struct awfs_decision){ AWFS_BLOCK_TARGET, 0, e.st, classify_rule(e.st) };
+	err = d.how ? refuse(req, op, &d, &at, false) : inode_fd(dir, &dfd);
 
 	if (err) {
 		reply_err(req, err);
@@ -885,7 +934,7 @@ static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const cha
 	 */
 	const struct awfs_decision d = in->staged ? decide_entry(&(struct awfs_entry_pos){ .dir = in->parent->state,
 									 .st = in->parent->state })
-						: decide_link(&o, &e);
+						: decide_link(&o, in->type, &e);
 	const struct awfs_other_end at[2] = { { NULL, in, NULL }, { "to", dir, name } };
 	int fd, dfd, err = d.how ? refuse(req, "link", &d, at, true) : inode_fd(in, &fd);
 
@@ -949,6 +998,24 @@ static void moved_to(struct awfs_inode *from, const char *old, struct awfs_inode
 		inode_restate(sb.st_dev, sb.st_ino, now);
 }
 
+/*
+ * The type of what @name in @dir holds, where a rename would move it into
+ * a tree closed to links at @to (decide.h; 0 elsewhere, or if it is gone).
+ * Looked at before the rename, which is refused unless @name is in such a
+ * tree too: there the agent makes no special file, and no link but one to
+ * read-only ground, so it cannot swap one in after the look.
+ */
+static mode_t moved_type(struct awfs_inode *dir, const char *name, const struct awfs_entry_pos *to)
+{
+	struct stat sb;
+	int dfd;
+
+	if (to->info || decide_links(to->st) == AWFS_LINKS_ANY || dir->kind != AWFS_INODE_HOST ||
+	    inode_fd(dir, &dfd) != 0 || host_stat_at(dfd, name, &sb) != 0)
+		return 0;
+	return sb.st_mode & S_IFMT;
+}
+
 static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 		      const char *newname, unsigned int flags)
 {
@@ -957,7 +1024,10 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	const struct awfs_entry_pos from = entry_pos(dir, name), to = entry_pos(ndir, newname);
 	struct awfs_staged *t = dir == ndir && dir->kind == AWFS_INODE_HOST && !(flags & RENAME_EXCHANGE)
 					? stage_find(dir, name) : NULL;
-	const struct awfs_decision d = t ? decide_replace(&from, &to) : decide_rename(&from, &to);
+	const struct awfs_decision d = t ? decide_replace(&from, &to)
+					 : decide_rename(&from, moved_type(dir, name, &to),
+							 &to, (flags & RENAME_EXCHANGE) ? moved_type(ndir, newname, &from) :
+							      (flags & RENAME_WHITEOUT) ? S_IFCHR : 0);
 	/* messages always read "rename SOURCE to DESTINATION", whichever end refused */
 	const struct awfs_other_end at[2] = { { NULL, dir, name }, { "to", ndir, newname } };
 	int dfd, ndfd, err = d.how ? refuse(req, op, &d, at, true) : 0;

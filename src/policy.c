@@ -314,6 +314,24 @@ static int parse_rule(struct loader *ld, const config_setting_t *g, enum awfs_cl
 			} else {
 				r->create = config_setting_get_bool(m);
 			}
+		} else if (strcmp(name, "links") == 0) {
+			const char *how = config_setting_get_string(m);
+
+			if (!how || (strcmp(how, "none") != 0 && strcmp(how, "any") != 0 &&
+				     strcmp(how, "read-only") != 0)) {
+				msgs_add(ld->errs, "%s:%d: links must be \"none\", \"read-only\" or \"any\". Expected \"none\" where the host reads the tree after the agent (no symlink, FIFO, socket or device node may be made or renamed in), \"read-only\" to allow symlinks to read-only paths under the root by absolute path, \"any\" to allow them all. Example: links = \"none\";",
+					 ld->file, ml);
+				bad = -1;
+			} else if (cls != AWFS_CLASS_WRITE) {
+				msgs_add(ld->errs, "%s:%d: links is only valid in allow_write rules. Expected it where the agent may make entries. Example: %s",
+					 ld->file, ml, class_examples[AWFS_CLASS_WRITE]);
+				bad = -1;
+			} else {
+				r->links = strcmp(how, "none") == 0	 ? AWFS_LINKS_NONE :
+					   strcmp(how, "read-only") == 0 ? AWFS_LINKS_READ_ONLY :
+									   AWFS_LINKS_ANY;
+				r->links_set = true;
+			}
 		} else if (strcmp(name, "runtimes") == 0) {
 			if (parse_runtimes(ld, m, r) < 0)
 				bad = -1;
@@ -331,7 +349,7 @@ static int parse_rule(struct loader *ld, const config_setting_t *g, enum awfs_cl
 			}
 		} else {
 			msgs_add(ld->errs, "%s:%d: %s rule has an unknown key \"%s\". Expected path, reason, runtimes%s. Example: %s",
-				 ld->file, ml, key, name, cls == AWFS_CLASS_WRITE ? ", create" : ", exception", ex);
+				 ld->file, ml, key, name, cls == AWFS_CLASS_WRITE ? ", create, links" : ", exception", ex);
 			bad = -1;
 		}
 	}
@@ -412,6 +430,31 @@ static bool rule_inside(const struct awfs_rule *m, const struct awfs_rule *inner
 		}
 	}
 	return true;
+}
+
+/*
+ * An allow_write rule that does not say links takes it from the deepest
+ * allow_write rule that encloses every path it names and says it, so a
+ * writable path inside a tree is never looser than the tree by omission.
+ */
+static void inherit_links(struct awfs_policy *p)
+{
+	for (size_t i = 0; i < p->nrules; i++) {
+		struct awfs_rule *r = &p->rules[i];
+		const struct awfs_rule *from = NULL;
+
+		if (r->cls != AWFS_CLASS_WRITE || r->links_set)
+			continue;
+		for (size_t j = 0; j < p->nrules; j++) {
+			const struct awfs_rule *o = &p->rules[j];
+
+			if (o->cls == AWFS_CLASS_WRITE && o->links_set && rule_inside(o, r) &&
+			    (!from || o->ncomps > from->ncomps))
+				from = o;
+		}
+		if (from)
+			r->links = from->links;
+	}
 }
 
 /* rule indices (qsort_r over @rules) by path, or by first component; then by position */
@@ -592,7 +635,7 @@ struct awfs_policy *policy_parse(const char *text, const char *name, const char 
 				 struct awfs_msgs *errs)
 {
 	static const char *const top_keys[] = {
-		"version", "root", "unclassified", "mask", "allow_write", "read_only",
+		"version", "root", "unclassified", "record_changes", "mask", "allow_write", "read_only",
 	};
 	struct loader ld = { .file = name, .errs = errs, .nerrs_at_start = errs->n };
 	struct awfs_policy *p = util_xcalloc(1, sizeof(*p));
@@ -624,7 +667,7 @@ struct awfs_policy *policy_parse(const char *text, const char *name, const char 
 		for (size_t k = 0; k < AWFS_ARRAY_LEN(top_keys); k++)
 			known = known || strcmp(key, top_keys[k]) == 0;
 		if (!known)
-			msgs_add(errs, "%s:%d: unknown setting \"%s\". Expected one of: version, root, unclassified, mask, allow_write, read_only. Example: %s",
+			msgs_add(errs, "%s:%d: unknown setting \"%s\". Expected one of: version, root, unclassified, record_changes, mask, allow_write, read_only. Example: %s",
 				 name, line_of(m), key, class_examples[AWFS_CLASS_WRITE]);
 	}
 
@@ -653,6 +696,15 @@ struct awfs_policy *policy_parse(const char *text, const char *name, const char 
 		else
 			msgs_add(errs, "%s:%d: unclassified must be \"warn\" or \"mask\". Expected \"warn\" (serve read-only and log) or \"mask\" (serve empty and log). Example: unclassified = \"warn\";",
 				 name, line_of(s));
+	}
+
+	s = config_setting_get_member(top, "record_changes");
+	if (s) {
+		if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+			msgs_add(errs, "%s:%d: record_changes must be true or false. Expected true to record every change the agent makes in the audit trail (awfs(1) --record-changes). Example: record_changes = true;",
+				 name, line_of(s));
+		else
+			p->record_changes = config_setting_get_bool(s);
 	}
 
 	s = config_setting_get_member(top, "root");
@@ -692,6 +744,7 @@ struct awfs_policy *policy_parse(const char *text, const char *name, const char 
 		}
 	}
 	free(all);
+	inherit_links(p);
 	p->file = util_xstrdup(name);
 	p->runtime = util_xstrdup(runtime);
 	return p;

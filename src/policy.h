@@ -27,6 +27,15 @@ enum awfs_class {
 	AWFS_CLASS_MASK = 2,
 };
 
+/* What kinds of entry the agent may make in an allow_write tree (links = ...). */
+enum awfs_links {
+	AWFS_LINKS_ANY = 0,	/* "any": symlinks, FIFOs, sockets, device nodes too (the default) */
+	AWFS_LINKS_NONE = 1,	/* "none": regular files and directories only */
+	AWFS_LINKS_READ_ONLY = 2,	/* "read-only": and symlinks whose target is an absolute
+					 * path under the root naming an existing read-only,
+					 * unmasked object through no link (decide.h) */
+};
+
 enum awfs_unclassified {
 	AWFS_UNCLASSIFIED_WARN = 0,	/* serve read-only, log once */
 	AWFS_UNCLASSIFIED_MASK = 1,	/* serve empty, log once */
@@ -43,6 +52,9 @@ struct awfs_rule {
 	bool create_file;	/* ... as an empty file (create = "file"), not a directory */
 	bool single_file;	/* allow_write only: a regular file at mount (set by awfs):
 				 * writable in place, its directory not */
+	enum awfs_links links;	/* allow_write only: what the agent may make in the tree */
+	bool links_set;		/* links was given here; else inherited from the nearest
+				 * enclosing allow_write rule that gives it, or "any" */
 	bool exception;		/* read_only and mask only: it refuses part of a writable
 				 * tree on purpose (awfsctl check: acknowledged, not an error) */
 	char **runtimes;	/* NULL-terminated; NULL when it applies everywhere */
@@ -55,6 +67,7 @@ struct awfs_policy {
 	enum awfs_unclassified unclassified;
 	char *root;		/* optional absolute root, or NULL */
 	char *runtime;		/* selected runtime, or NULL */
+	bool record_changes;	/* record_changes = true: the change record (changes.h) */
 	struct awfs_rule *rules;	/* every rule that applies to runtime */
 	size_t nrules;
 	size_t nskipped;	/* rules left out because of runtimes */

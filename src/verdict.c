@@ -342,6 +342,25 @@ static void explain_refusal(const struct awfs_refusal *r, char *why, size_t size
 	case AWFS_BLOCK_INFO:
 		snprintf(why, size, "it is awfs's read-only information directory");
 		break;
+	case AWFS_BLOCK_KIND:
+	case AWFS_BLOCK_TARGET: {
+		const struct awfs_rule *g = r->rule;
+		char gp[3 * PATH_MAX], gf[3 * PATH_MAX], gr[3 * 1024];
+
+		display_path(r->at, r->at_name, bpath, sizeof(bpath));
+		log_escape(g->path, strlen(g->path), gp, sizeof(gp));
+		log_escape(cfg->policy->file, strlen(cfg->policy->file), gf, sizeof(gf));
+		log_escape(g->reason, strlen(g->reason), gr, sizeof(gr));
+		if (r->how == AWFS_BLOCK_TARGET)
+			snprintf(why, size, "allow_write rule \"%s\" (%s:%d) says links = \"read-only\": a symlink made at %s must name, by an absolute path under %s, an existing read-only object with nothing masked below it, reached through no other link; the host reads this tree after the agent and follows links (%s)",
+				 gp, gf, g->line, bpath, cfg->policy->root ? cfg->policy->root : cfg->mountpoint, gr);
+		else
+			snprintf(why, size, "allow_write rule \"%s\" (%s:%d) says links = \"%s\": no %sFIFO, socket or device node may be made at %s, linked or moved there, nor anything moved in from a tree that allows any link; the host reads this tree after the agent and would follow or block on them (%s)",
+				 gp, gf, g->line, g->links == AWFS_LINKS_NONE ? "none" : "read-only",
+				 g->links == AWFS_LINKS_NONE ? "symlink, " : "symlink but one to read-only ground, ",
+				 bpath, gr);
+		break;
+	}
 	case AWFS_BLOCK_SELF:
 	case AWFS_BLOCK_ENTRY:
 		explain_state(cfg->policy, r->at_state, ex, sizeof(ex));

@@ -993,6 +993,9 @@ static const char *const link_targets[] = {
 	"../rw/masked", "../../ro/hidden", "../ro", "secret600", "../secret600",
 	"../mem-a/secret600", "../../mem-a/acl644", "e", "s", "ff", "%R/secret", "%R/mem-a/secret600",
 	"%R/rw/masked", "%R/ro/file", "%R/ro/hidden", "/proc/self/cwd/secret",
+	/* for links = "read-only" (mem-b): read-only ground, and what only looks like it */
+	"%R/ro", "%R/ro/dir", "%R/ro/dir/x", "%R/ro/link", "%R/ro/../secret", "%R/ro//file", "%R/rw/file",
+	"%R/ro/hidden/x", "%R/mem-b", "%R/",
 };
 
 static void k_symswap(struct worker *w)
@@ -1006,7 +1009,7 @@ static void k_symswap(struct worker *w)
 	else
 		snprintf(target, sizeof(target), "%s", t);
 	pick_dir(w, dir);
-	snprintf(tmp, sizeof(tmp), "%.200s/.sw%d", dir, w->idx);
+	snprintf(tmp, sizeof(tmp), "%.200s/.sw%d-%u", dir, w->idx, rnd(w, 4));
 	snprintf(dst, sizeof(dst), "%.200s/%s", dir, pick_name(w, false));
 	op_begin(w, "symlink(%s, %s)", target, tmp);
 	if (op_end(w, symlink(target, tmp)) == 0)
@@ -1018,6 +1021,8 @@ static void k_symswap(struct worker *w)
 		open_use(w, AT_FDCWD, NULL, dst, O_RDONLY | O_NONBLOCK, 0);
 	else if (coin(w, 50))
 		list_path(w, dst);
+	if (coin(w, 25))
+		return;	/* left behind: what the host finds after the agent (run.sh looks) */
 	op_begin(w, "unlink(%s)", tmp);
 	op_end(w, unlink(tmp));
 }

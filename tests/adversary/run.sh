@@ -87,7 +87,8 @@ mask = (
 );
 allow_write = (
   { path = "rw"; reason = "agent scratch"; },
-  { path = "mem-*"; reason = "named memories"; },
+  { path = "mem-a"; reason = "a memory the host uploads: no link, FIFO or socket"; links = "none"; },
+  { path = "mem-b"; reason = "a memory the host uploads: links to read-only ground only"; links = "read-only"; },
   { path = "summary.md"; reason = "a single file the agent replaces through a temporary beside it"; }
 );
 read_only = (
@@ -334,6 +335,23 @@ check "the root-owned files in the writable trees are unchanged" "" \
 	"$(diff <(printf '%s\n' "$root0") <(root_state) | grep '^[<>]')"
 check "everything in the writable trees is owned by root or the agent's uids" "" \
 	"$(writable_objects \( ! -uid 0 ! -uid "$AGENT_UID" ! -uid "$OTHER_UID" \) -printf '%u:%g %y %p\n' | head -5)"
+# links = "none" in mem-a, "read-only" in mem-b: whatever sequence the
+# workers tried, nothing there leads the host out of the tree or blocks it
+check "mem-a (links = \"none\") holds no link, FIFO, socket or device node" "" \
+	"$(find "$SRC/mem-a" \( -type l -o -type p -o -type s -o -type b -o -type c \) -printf '%y %p\n' | head -5)"
+check "mem-b (links = \"read-only\") holds no FIFO, socket or device node" "" \
+	"$(find "$SRC/mem-b" \( -type p -o -type s -o -type b -o -type c \) -printf '%y %p\n' | head -5)"
+bad=""
+while IFS= read -r -d '' l; do
+	t=$(readlink "$l")
+	case $t in
+	"$MNT"/ro/hidden | "$MNT"/ro/hidden/*) bad="$bad $l->$t" ;;
+	"$MNT"/ro | "$MNT"/ro/*) [ "$(realpath -m "$t")" = "$t" ] && [ -e "$t" ] || bad="$bad $l->$t" ;;
+	*) bad="$bad $l->$t" ;;
+	esac
+done < <(find "$SRC/mem-b" -type l -print0)
+check "every link in mem-b names read-only ground by an absolute path through no link" "" "$bad"
+echo "# links in mem-b at the end: $(find "$SRC/mem-b" -type l | wc -l)"
 check "no device node owned by root in the writable trees" "" \
 	"$(writable_objects \( -type c -o -type b \) -uid 0 -printf '%y %m %u:%g %p\n' | head -5)"
 check "every root-owned object in the writable trees is the fixture's" "" \

@@ -138,7 +138,9 @@ if [ "$line" = unlinked ]; then
 	check "  ... the writer was never woken before its reader came" "0" "$?"
 	rm -f "$SRC/$F"
 fi
-as_agent sh -c "printf plain >'$MNT/agent/plain' && ln -s plain '$MNT/agent/link'"
+as_agent sh -c "printf plain >'$MNT/agent/plain'"
+# (agent/ takes no relative link from the agent, links = "read-only": this one is the host's)
+ln -s plain "$SRC/agent/link" && chown -h "$AGENT_UID:$AGENT_UID" "$SRC/agent/link"
 expect "only a temporary replaces a single-file rule: not a file from a writable tree" "EROFS" rename "$MNT/agent/plain" "$MNT/$S"
 expect "  ... nor a symlink" "EROFS" rename "$MNT/agent/link" "$MNT/$S"
 as_agent ln -s agent/x "$MNT/${D:+$D/}sedCCCCCC" 2>/dev/null

@@ -474,6 +474,15 @@ int main(int argc, char **argv)
 	do_write("mem-a/new", "m", O_CREAT | O_TRUNC);
 	do_read("mem-a/new");
 	result("unlink", "mem-a/new", unlink(at("mem-a/new")));
+	/* ---- links = "none": what the host would follow after the agent, or block on */
+	do_symlink("/proc/self/environ", "mem-a/env");
+	do_symlink("../secret/data", "mem-a/gw");
+	do_symlink("/etc/hostname", "mem-a/h");
+	result("mkfifo", "mem-a/pipe", mkfifo(at("mem-a/pipe"), 0644));
+	result("mkfifo", "rw/fifo", mkfifo(at("rw/fifo"), 0644));
+	do_rename("rw/fifo", "mem-a/fifo", 0);
+	result("unlink", "rw/fifo", unlink(at("rw/fifo")));
+	do_readdir("mem-a");
 	result("rmdir", "rw", rmdir(at("rw")));
 	do_readdir("rw");
 

@@ -56,7 +56,7 @@ mutant "a masked class counted as writable" \
 mutant "O_TRUNC with O_RDONLY allowed" \
 	's/ || (flags \& O_TRUNC)//'
 mutant "symlink where a rule is anchored" \
-	's/return d.how ? d : anchor_at(e, 0);/return d;/'
+	'/struct awfs_decision decide_symlink/,/^}/{/d = anchor_at(e, 0);/d}'
 mutant "rename: the source side not checked" \
 	'/struct awfs_decision decide_rename/,/^}/s/entry_at(from, 0)/allowed/'
 mutant "rename: the target side not checked" \
@@ -75,6 +75,28 @@ mutant "the refusal names the wrong end" \
 	'/struct awfs_decision decide_rename/,/^}/s/entry_at(to, 1)/entry_at(to, 0)/'
 mutant "an anchored refusal names the state's rule, not the anchored one" \
 	's/d.rule = classify_anchored(st);/d.rule = classify_rule(st);/'
+mutant "links = \"none\": a symlink made there" \
+	'/struct awfs_decision decide_symlink/,/^}/s/kind_at(e, S_IFLNK, 0)/d/'
+mutant "links = \"none\": a FIFO or socket made there (mknod)" \
+	'/struct awfs_decision decide_mknod/,/^}/s/kind_at(e, mode \& S_IFMT, 0)/d/'
+mutant "links = \"none\": a link of a special object made there" \
+	'/struct awfs_decision decide_link/,/^}/{/special(type) \&\& closed(e->st)/,+1d}'
+mutant "links = \"none\": anything moved in from a tree that allows links" \
+	's/(strictness(from->st) < strictness(to->st) || special(type))/special(type)/'
+mutant "links = \"none\": a special object moved in from another such tree" \
+	's/(strictness(from->st) < strictness(to->st) || special(type))/(strictness(from->st) < strictness(to->st))/'
+mutant "links = \"read-only\": taken for \"any\"" \
+	's/l == AWFS_LINKS_READ_ONLY ? 1 : 0;/0;/'
+mutant "links: a directory from a \"read-only\" tree into a \"none\" one (strictness not compared)" \
+	's/strictness(from->st) < strictness(to->st)/!closed(from->st)/'
+mutant "links = \"read-only\": a FIFO made there" \
+	's/(l == AWFS_LINKS_READ_ONLY \&\& !S_ISLNK(type))/false/'
+mutant "links = \"read-only\": a symlink linked in (link of one)" \
+	's/special(type) \&\& closed(e->st)/special(type) \&\& decide_links(e->st) == AWFS_LINKS_NONE/'
+mutant "links = \"none\": an exchange checked one way only" \
+	'/struct awfs_decision decide_rename/,/^}/{/d = move_at(to, ttype, from, 0);/d}'
+mutant "links = \"none\": a device node counted as a regular file" \
+	's/return type \&\& !S_ISREG(type) \&\& !S_ISDIR(type);/return S_ISLNK(type) || S_ISFIFO(type) || S_ISSOCK(type);/'
 
 echo "1..$n"
 exit $fail

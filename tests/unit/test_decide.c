@@ -12,6 +12,7 @@
  */
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,7 +40,12 @@ static const char policy_text[] =
 	"  { path = \"g\"; reason = \"g\"; },\n"
 	"  { path = \"g/lit\"; reason = \"the literal one\"; },\n"
 	"  { path = \"e\"; reason = \"e\"; },\n"
-	"  { path = \"e/[ab]\"; reason = \"equal shape, writable\"; }\n"
+	"  { path = \"e/[ab]\"; reason = \"equal shape, writable\"; },\n"
+	"  { path = \"n\"; reason = \"uploaded after the agent\"; links = \"none\"; },\n"
+	"  { path = \"n/deep\"; reason = \"inherits n's links\"; },\n"
+	"  { path = \"n/open\"; reason = \"a hole that allows them\"; links = \"any\"; },\n"
+	"  { path = \"n2\"; reason = \"a second tree without links\"; links = \"none\"; },\n"
+	"  { path = \"l\"; reason = \"links to read-only ground only\"; links = \"read-only\"; }\n"
 	");\n"
 	"read_only = (\n"
 	"  { path = \"rw/.git\"; reason = \"git\"; },\n"
@@ -153,10 +159,10 @@ static struct awfs_decision ask(enum op op, const char *a, const char *b)
 		return decide_open(O_RDONLY | O_TRUNC, &oa);
 	case LINK:
 		eb = entry(b);
-		return decide_link(&oa, &eb);
+		return decide_link(&oa, S_IFREG, &eb);
 	case RENAME:
 		eb = entry(b);
-		return decide_rename(&ea, &eb);
+		return decide_rename(&ea, S_IFREG, &eb, 0);
 	}
 	abort();
 }
@@ -336,20 +342,86 @@ static void test_matrix(void **state)
 				l = expect_entry(&eb, 1);
 			if (!l.how)
 				l = expect_anchor(&eb, 1);
-			same(decide_link(&oa, &eb), l, "link", a, b);
+			same(decide_link(&oa, S_IFREG, &eb), l, "link", a, b);
 			if (!r.how)
 				r = expect_entry(&eb, 1);
 			if (!r.how)
 				r = expect_anchor(&ea, 0);
 			if (!r.how)
 				r = expect_anchor(&eb, 1);
-			same(decide_rename(&ea, &eb), r, "rename", a, b);
+			same(decide_rename(&ea, S_IFREG, &eb, 0), r, "rename", a, b);
 			r.how ? refused++ : allowed++;
 		}
 	}
 	/* the positions reach both outcomes (a table that only refuses proves little) */
 	assert_true(allowed > 10);
 	assert_true(refused > allowed);
+}
+
+/* Whether @d refused as links = "none" does, at the end @end, under the rule @rule. */
+static void kind(struct awfs_decision d, unsigned end, const char *rule, const char *what)
+{
+	if (d.how != AWFS_BLOCK_KIND || d.end != end || !d.rule || strcmp(d.rule->path, rule) != 0)
+		fail_msg("%s: got blocker %d end %u rule %s; want links = \"none\" of %s at end %u", what,
+			 (int)d.how, d.end, d.rule ? d.rule->path : "(none)", rule, end);
+}
+
+static void ok(struct awfs_decision d, const char *what)
+{
+	if (d.how)
+		fail_msg("%s: refused (blocker %d end %u); want allowed", what, (int)d.how, d.end);
+}
+
+/* links = "none": what the host would follow or block on is never made or moved into the tree. */
+static void test_links(void **state)
+{
+	static const mode_t specials[] = { S_IFLNK, S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK };
+	struct awfs_entry_pos n = entry("n/x"), deep = entry("n/deep/x"), open = entry("n/open/x"),
+			      n2 = entry("n2/x"), rw = entry("rw/a"), ro = entry("ro/x"), l = entry("l/x");
+	struct awfs_object_pos on = object("n/f"), orw = object("rw/f");
+
+	(void)state;
+	kind(decide_symlink(&n), 0, "n", "symlink in n");
+	kind(decide_symlink(&deep), 0, "n/deep", "symlink in n/deep (inherited)");
+	ok(decide_symlink(&open), "symlink in n/open (links = \"any\" below)");
+	ok(decide_symlink(&rw), "symlink in rw (no links key)");
+	assert_int_equal(decide_symlink(&ro).how, AWFS_BLOCK_PARENT);	/* the class decides first */
+	for (size_t i = 0; i < sizeof(specials) / sizeof(*specials); i++) {
+		kind(decide_mknod(&n, specials[i] | 0644), 0, "n", "mknod of a special in n");
+		ok(decide_mknod(&rw, specials[i] | 0644), "mknod of a special in rw");
+		kind(decide_link(&on, specials[i], &n2), 1, "n2", "link of a special into n2");
+		ok(decide_link(&orw, specials[i], &rw), "link of a special in rw");
+		/* never moved in, not even within the tree (a host-made relative link would point elsewhere) */
+		kind(decide_rename(&n, specials[i], &deep, 0), 1, "n/deep", "rename of a special within n");
+		ok(decide_rename(&n, specials[i], &rw, 0), "rename of a special out to rw");
+	}
+	ok(decide_mknod(&n, S_IFREG | 0644), "mknod of a regular file in n");
+	ok(decide_link(&on, S_IFREG, &n2), "link of a regular file into n2");
+	ok(decide_rename(&n, S_IFREG, &n2, 0), "rename of a file between two trees without links");
+	ok(decide_rename(&n, S_IFDIR, &deep, 0), "rename of a directory within n");
+	/* from a tree that allows links, nothing at all: the name may hold a link by the time it moves */
+	kind(decide_rename(&rw, S_IFREG, &n, 0), 1, "n", "rename of a file from rw into n");
+	kind(decide_rename(&open, S_IFDIR, &n, 0), 1, "n", "rename of a directory from n/open into n");
+	ok(decide_rename(&n, S_IFREG, &rw, 0), "rename of a file from n out to rw");
+	/* an exchange moves both ways */
+	kind(decide_rename(&n, S_IFREG, &rw, S_IFREG), 0, "n", "exchange of n/x and rw/x");
+	kind(decide_rename(&n, S_IFREG, &n2, S_IFLNK), 0, "n", "exchange bringing a link into n");
+	ok(decide_rename(&n, S_IFREG, &n2, S_IFREG), "exchange of two files between trees without links");
+	kind(decide_rename(&n, S_IFREG, &n2, S_IFCHR), 0, "n", "RENAME_WHITEOUT leaving a device node in n");
+	ok(decide_rename(&rw, S_IFREG, &rw, S_IFCHR), "RENAME_WHITEOUT in rw");
+	assert_true(decide_links(n.st) == AWFS_LINKS_NONE && decide_links(deep.st) == AWFS_LINKS_NONE &&
+		    decide_links(open.st) == AWFS_LINKS_ANY && decide_links(rw.st) == AWFS_LINKS_ANY &&
+		    decide_links(ro.st) == AWFS_LINKS_ANY && decide_links(l.st) == AWFS_LINKS_READ_ONLY);
+	/* links = "read-only": a symlink may be made (ops.c checks its target), nothing else */
+	ok(decide_symlink(&l), "symlink in l");
+	for (size_t i = 1; i < sizeof(specials) / sizeof(*specials); i++)
+		kind(decide_mknod(&l, specials[i] | 0644), 0, "l", "mknod of a FIFO, socket or device in l");
+	kind(decide_link(&on, S_IFLNK, &l), 1, "l", "link of a symlink into l");
+	kind(decide_rename(&l, S_IFLNK, &l, 0), 1, "l", "rename of a symlink within l");
+	kind(decide_rename(&l, S_IFDIR, &n, 0), 1, "n", "rename of a directory from l (it may hold links) into n");
+	ok(decide_rename(&n, S_IFDIR, &l, 0), "rename of a directory from n into l (stricter into looser)");
+	ok(decide_rename(&l, S_IFDIR, &l, 0), "rename of a directory within l");
+	kind(decide_rename(&rw, S_IFREG, &l, 0), 1, "l", "rename of a file from rw into l");
 }
 
 /* Only a writable class passes a change, whatever the operation: no position is writable twice over. */
@@ -479,6 +551,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_named_cases),
 		cmocka_unit_test(test_matrix),
+		cmocka_unit_test(test_links),
 		cmocka_unit_test(test_only_writable_passes),
 		cmocka_unit_test(test_stage),
 	};
