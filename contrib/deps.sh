@@ -7,7 +7,7 @@ AWFS_DEPS="gcc make autoconf automake pkg-config libfuse3-dev fuse3 libconfig-de
 # what only the tests need: a real Docker engine and compose for the two
 # Docker runtimes of the parity suite (tests/parity/docker.sh starts its own
 # dockerd; the test reports itself skipped where this cannot be installed)
-AWFS_TEST_DEPS="docker.io docker-compose"
+AWFS_TEST_DEPS="docker.io docker-compose git sqlite3 rsync"
 
 # awfs_install_deps [PACKAGES]: install those of PACKAGES [AWFS_DEPS] that are missing
 awfs_install_deps() {

@@ -27,8 +27,13 @@ int audit_open(const char *file, char *why, size_t len)
 	return audit_fd < 0 ? -1 : 0;
 }
 
+bool audit_on(void)
+{
+	return audit_fd >= 0;
+}
+
 /* Start a record: {"time":...,"event":...  */
-static void begin(struct awfs_json *j, const char *event)
+void audit_begin(struct awfs_json *j, const char *event)
 {
 	struct timespec ts;
 	struct tm tm;
@@ -47,7 +52,7 @@ static void begin(struct awfs_json *j, const char *event)
 }
 
 /* End the record and write it in one write(); returns its length. */
-static size_t finish(struct awfs_json *j)
+size_t audit_finish(struct awfs_json *j)
 {
 	size_t len, off = 0;
 	char *s;
@@ -78,7 +83,7 @@ void audit_mount(const struct awfs_policy *p, const char *mnt, const char *src,
 
 	if (audit_fd < 0)
 		return;
-	begin(&j, "mount");
+	audit_begin(&j, "mount");
 	json_key(&j, "version");
 	json_str(&j, PACKAGE_VERSION);
 	json_key(&j, "mountpoint");
@@ -94,7 +99,7 @@ void audit_mount(const struct awfs_policy *p, const char *mnt, const char *src,
 	for (size_t i = 0; i < nuncl; i++)
 		json_name(&j, uncl[i]);
 	json_arr_end(&j);
-	finish(&j);
+	audit_finish(&j);
 }
 
 size_t audit_deny(const struct awfs_denial *d)
@@ -104,7 +109,7 @@ size_t audit_deny(const struct awfs_denial *d)
 	if (audit_fd < 0)
 		return 0;
 	/* who and why first, the agent-chosen names last (as in the log line) */
-	begin(&j, "deny");
+	audit_begin(&j, "deny");
 	json_key(&j, "expected");
 	json_bool(&j, d->expected);
 	json_key(&j, "op");
@@ -140,7 +145,7 @@ size_t audit_deny(const struct awfs_denial *d)
 	json_name(&j, d->other);
 	json_key(&j, "why");
 	json_str(&j, d->why);
-	return finish(&j);
+	return audit_finish(&j);
 }
 
 void audit_unclassified(const char *mnt, const char *name)
@@ -151,12 +156,12 @@ void audit_unclassified(const char *mnt, const char *name)
 	if (audit_fd < 0)
 		return;
 	path = util_xasprintf("%s/%s", mnt, name);
-	begin(&j, "unclassified");
+	audit_begin(&j, "unclassified");
 	json_key(&j, "name");
 	json_name(&j, name);
 	json_key(&j, "path");
 	json_name(&j, path);
-	finish(&j);
+	audit_finish(&j);
 	free(path);
 }
 
@@ -180,7 +185,7 @@ void audit_unmount(const char *mnt, uint64_t denials, uint64_t expected, uint64_
 
 	if (audit_fd < 0)
 		return;
-	begin(&j, "unmount");
+	audit_begin(&j, "unmount");
 	json_key(&j, "mountpoint");
 	json_str(&j, mnt);
 	json_key(&j, "denials");
@@ -193,7 +198,7 @@ void audit_unmount(const char *mnt, uint64_t denials, uint64_t expected, uint64_
 	counts_json(&j, by_op, false);
 	json_key(&j, "by_path");
 	counts_json(&j, by_path, true);
-	finish(&j);
+	audit_finish(&j);
 }
 
 void audit_close(void)

@@ -5,7 +5,8 @@
  * Records: one "mount" (the resolved policy, the unclassified entries found),
  * one "deny" per logged denial (rate-limited like the log, with the count of
  * what was suppressed before it), one "unclassified" per newly seen entry,
- * one "unmount" summary. Each record is built whole and written with one
+ * one "unmount" summary; with the change record (changes.h) one "change"
+ * per change and one "changes" summary. Each record is built whole and written with one
  * write() to an O_APPEND file, so it is complete on disk when write returns
  * and records never interleave.
  */
@@ -55,5 +56,12 @@ void audit_unmount(const char *mnt, uint64_t denials, uint64_t expected, uint64_
 		   const struct awfs_counts *by_op, const struct awfs_counts *by_path);
 /* Close the file. */
 void audit_close(void);
+/* Whether there is an audit file. */
+bool audit_on(void);
+struct awfs_json;
+/* Start a record of @event (its time first); add members with json.h, then audit_finish(). */
+void audit_begin(struct awfs_json *j, const char *event);
+/* End the record and write it in one write(); returns its length. */
+size_t audit_finish(struct awfs_json *j);
 
 #endif

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "changes.h"
 #include "boundary.h"
 #include "classify.h"
 #include "host.h"
@@ -72,6 +73,7 @@ struct options {
 	int xattr;
 	int no_info_dir;
 	int fail_on_denial;
+	int record_changes;
 	int show_help;
 	int show_version;
 };
@@ -128,6 +130,8 @@ static const struct fuse_opt awfs_opts[] = {
 	{ "noinfo_dir", offsetof(struct options, no_info_dir), 1 },
 	{ "--fail-on-denial", offsetof(struct options, fail_on_denial), 1 },
 	{ "fail_on_denial", offsetof(struct options, fail_on_denial), 1 },
+	{ "--record-changes", offsetof(struct options, record_changes), 1 },
+	{ "record_changes", offsetof(struct options, record_changes), 1 },
 	FUSE_OPT_KEY("--also-at ", KEY_ALSO_AT), FUSE_OPT_KEY("also_at=", KEY_ALSO_AT),
 	FUSE_OPT_KEY("xattr", KEY_XATTR), FUSE_OPT_KEY("noxattr", KEY_NOXATTR),
 	/* would remove the mount when the daemon dies: the raw directory, unmasked */
@@ -158,6 +162,9 @@ static void usage(FILE *out)
 		"  --also-at PATH       show the same view at PATH too (a bind mount); repeatable\n"
 		"  --audit FILE         append JSON-lines audit records to FILE\n"
 		"  --fail-on-denial     exit 3 at unmount if any write was denied (use with -f)\n"
+		"  --record-changes     record every change the agent makes in the audit\n"
+		"                       trail (needs --audit; also record_changes = true;\n"
+		"                       in the policy; read it with awfsctl changes)\n"
 		"  --info-dir NAME      name of the read-only information directory at the\n"
 		"                       mount root (README, denials)                    [.awfs]\n"
 		"  --no-info-dir        serve no information directory\n"
@@ -589,6 +596,11 @@ static int check_policy_fits(const struct awfs_run *r)
 	}
 	if (r->o.fail_on_denial && !r->o.foreground)
 		fprintf(stderr, "awfs: warning: --fail-on-denial without -f: in the background the exit status reaches nobody\n");
+	if ((r->o.record_changes || p->record_changes) && !r->o.audit) {
+		fprintf(stderr, "awfs: %s asks for the change record, which is written to the audit trail: add --audit FILE\n",
+			r->o.record_changes ? "--record-changes" : "the policy's record_changes = true");
+		return 2;
+	}
 	return 0;
 }
 
@@ -868,8 +880,21 @@ static int go_background(const struct awfs_run *r)
 /* Serve until unmounted; the exit status (3: writes denied, --fail-on-denial). */
 static int serve(const struct awfs_run *r)
 {
-	int ret = loop_run(r->se, (unsigned)r->spin_us, 8, fds_kept(r->fd_cache), AWFS_INODES_HIGH) < 0;
-	char *summary = verdict_summary();
+	int ret, err = 0;
+	char *summary;
+
+	if (r->o.record_changes || r->policy->record_changes) {
+		changes_enable();
+		err = changes_start();
+		if (err) {
+			log_msg(AWFS_LOG_ERR, "cannot start the change record: %s; unmounting", strerror(err));
+			return 1;
+		}
+		log_msg(AWFS_LOG_INFO, "recording every change in the audit trail (%s)", r->o.audit);
+	}
+	ret = loop_run(r->se, (unsigned)r->spin_us, 8, fds_kept(r->fd_cache), AWFS_INODES_HIGH) < 0;
+	changes_stop();	/* what it holds, before the unmount record */
+	summary = verdict_summary();
 
 	if (r->o.fail_on_denial && verdict_denials() > 0) {
 		/* loud on purpose: the step must not exit 0 over lost writes */

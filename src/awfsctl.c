@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 #include "policy.h"
 #include "report.h"
 #include "util.h"
+#include "review.h"
 #include "verify.h"
 
 static void usage(FILE *out)
@@ -33,6 +35,7 @@ static void usage(FILE *out)
 		"       awfsctl show    --policy FILE [--runtime NAME] [--json]\n"
 		"       awfsctl explain --policy FILE [--runtime NAME] [--root PATH] PATH...\n"
 		"       awfsctl verify  MOUNTPOINT --policy FILE [--runtime NAME] [--also-at PATH]...\n"
+		"       awfsctl changes AUDIT [--since TIME] [--json]\n"
 		"\n"
 		"  check    validate the policy, then against the source tree (missing allow_write\n"
 		"           targets, unclassified top-level entries) and, with --allowed-tools,\n"
@@ -44,11 +47,15 @@ static void usage(FILE *out)
 		"  explain  per path: its class and the rule that decides it\n"
 		"  verify   prove through a live mount that masks are empty, read-only paths\n"
 		"           refuse writes with EROFS and allow_write paths accept them\n"
+		"  changes  what the agent changed, per top-level entry (created, modified\n"
+		"           with hashes, renamed, removed), from the change record in an audit\n"
+		"           trail (awfs --record-changes); --since TIME: from that time on\n"
 		"\n"
 		"  --root PATH   where the agent sees the mount root (default: the policy's\n"
 		"                root, else /tmp/gh-aw)\n"
 		"\n"
-		"Exit status: 0 all well, 1 findings or a failed probe, 2 unusable input.\n");
+		"Exit status: 0 all well, 1 findings, a failed probe or an incomplete change\n"
+		"record, 2 unusable input.\n");
 }
 
 enum { OPT_POLICY = 1, OPT_SOURCE, OPT_RUNTIME, OPT_ROOT, OPT_TOOLS, OPT_STRICT, OPT_JSON, OPT_ALSO, OPT_WORKFLOW };
@@ -206,6 +213,47 @@ static int cmd_explain(const struct args *a, int n, char **paths)
 	return ret;
 }
 
+/* awfsctl changes AUDIT [--since TIME] [--json] */
+static int cmd_changes(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "since", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *since = NULL;
+	bool json = false;
+	FILE *in;
+	int opt, ret;
+
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (opt == 'h') {
+			usage(stdout);
+			return 0;
+		}
+		if (opt == '?')
+			return 2;
+		if (opt == 's')
+			since = optarg;
+		else
+			json = true;
+	}
+	if (argc - optind != 1) {
+		fprintf(stderr, "awfsctl changes: give exactly one AUDIT file (awfs --audit FILE --record-changes)\n");
+		return 2;
+	}
+	in = strcmp(argv[optind], "-") == 0 ? stdin : fopen(argv[optind], "r");
+	if (!in) {
+		fprintf(stderr, "awfsctl changes: %s: %s\n", argv[optind], strerror(errno));
+		return 2;
+	}
+	ret = review_changes(in, argv[optind], since, json, stdout, stderr);
+	if (in != stdin)
+		fclose(in);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	struct args a = { 0 };
@@ -221,8 +269,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	cmd = argv[1];
+	if (strcmp(cmd, "changes") == 0)
+		return cmd_changes(argc - 1, argv + 1);
 	if (!takes(cmd, OPT_POLICY)) {
-		fprintf(stderr, "awfsctl: unknown command `%s': expected check, show, explain or verify\n", cmd);
+		fprintf(stderr, "awfsctl: unknown command `%s': expected check, show, explain, verify or changes\n", cmd);
 		return 2;
 	}
 	argv++;

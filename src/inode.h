@@ -124,6 +124,10 @@ struct awfs_inode {
 	int wd;				/* directories: inotify watch (watch.c); 0 not tried,
 				   -1 not watchable */
 	uint32_t opens;			/* open files of it: cfd stays open while > 0 */
+	uint32_t wopens;		/* with the change record: its open files opened for
+					   writing (listener only) */
+	uint32_t wuid, wpid;		/* ... who opened the last of them (any thread:
+					   attribution only) */
 	unsigned char kind;		/* enum awfs_inode_kind */
 	unsigned char handle;		/* host: fhb holds its handle (else the source gave
 					   none: cfd is kept for the inode's life) */
@@ -138,6 +142,8 @@ struct awfs_inode {
 					   stage.h's table (which says when); listener only */
 	unsigned char unnamed;		/* made as such a temporary: @name was never its
 					   name on the host, so it is never opened by it */
+	unsigned char dirty;		/* with the change record: written since its record
+					   (__atomic: a worker's FALLOCATE sets it too) */
 	unsigned char readable;		/* regular files: fd has been made an O_RDONLY fd
 					   (same number), the handle of every plain
 					   read-only open; listener thread only */

@@ -44,6 +44,7 @@
 #include "log.h"
 #include "loop.h"
 #include "stage.h"
+#include "changes.h"
 #include "util.h"
 #include "verdict.h"
 #include "watch.h"
@@ -245,6 +246,104 @@ static int check_object(fuse_req_t req, const char *op, const struct awfs_inode 
 	const struct awfs_other_end at = { NULL, in, NULL };
 
 	return d.how ? refuse(req, op, &d, &at, false) : 0;
+}
+
+/* ------------------------------------------------------------ the change record */
+
+/* A change with nothing set but what the caller gives. */
+#define CHANGE(...) ((struct awfs_change){ __VA_ARGS__ })
+/* ... naming the object @in (a host inode) */
+#define CHANGE_OF(in, ...) CHANGE(.has_object = true, .dev = (in)->dev, .ino = (in)->ino, __VA_ARGS__)
+
+/* @c, naming the object @name in the directory fd @dfd holds now (if it can be looked at). */
+static struct awfs_change at_object(struct awfs_change c, int dfd, const char *name)
+{
+	struct stat sb;
+
+	if (host_stat_at(dfd, name, &sb) == 0) {
+		c.has_object = true;
+		c.dev = sb.st_dev;
+		c.ino = sb.st_ino;
+	}
+	return c;
+}
+
+/* Record @c, made by @req's caller, at @in (and @name in it), and @in2 (@name2) for a second path. */
+static void note(fuse_req_t req, struct awfs_change c, const struct awfs_inode *in, const char *name,
+		 const struct awfs_inode *in2, const char *name2)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	char p[2 * PATH_MAX], q[2 * PATH_MAX];
+
+	verdict_raw_path(in, name, p, sizeof(p));
+	c.path = p;
+	if (in2) {
+		verdict_raw_path(in2, name2, q, sizeof(q));
+		c.to = q;
+	}
+	c.uid = ctx->uid;
+	c.pid = ctx->pid;
+	changes_note(&c);
+}
+
+static const char *kind_word(mode_t type)
+{
+	return S_ISREG(type) ? "file" : S_ISDIR(type) ? "dir" : S_ISLNK(type) ? "symlink" :
+	       S_ISFIFO(type) ? "fifo" : S_ISSOCK(type) ? "socket" : "device";
+}
+
+/* A handle that writes (the kernel keeps no O_TRUNC in a file's flags: RELEASE never has it). */
+static bool handle_writes(int flags)
+{
+	return (flags & O_ACCMODE) != O_RDONLY;
+}
+
+/* @in was opened for writing by @req's caller (@changed: it is changed already, O_TRUNC or new). */
+static void write_opened(fuse_req_t req, struct awfs_inode *in, bool changed)
+{
+	if (!changes_on())
+		return;
+	in->wopens++;
+	__atomic_store_n(&in->wuid, fuse_req_ctx(req)->uid, __ATOMIC_RELAXED);
+	__atomic_store_n(&in->wpid, (uint32_t)fuse_req_ctx(req)->pid, __ATOMIC_RELAXED);
+	if (changed)
+		__atomic_store_n(&in->dirty, 1, __ATOMIC_RELAXED);
+}
+
+/* @in's content changed (a write, fallocate, copy into it); any thread. */
+static void mark_written(struct awfs_inode *in)
+{
+	if (changes_on())
+		__atomic_store_n(&in->dirty, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * A handle of @in opened with @flags is released (its fd @fd still open):
+ * at the last one opened for writing, a file changed since its record is
+ * recorded, hashed from a dup of @fd (or of the inode's fd, @fd < 0).
+ */
+static void write_closed(struct awfs_inode *in, int flags, int fd)
+{
+	char p[2 * PATH_MAX];
+	struct stat sb;
+	int dup = -1;
+
+	if (!changes_on() || in->kind != AWFS_INODE_HOST || !handle_writes(flags))
+		return;
+	if (in->wopens)
+		in->wopens--;
+	if (in->wopens || in->staged || !__atomic_exchange_n(&in->dirty, 0, __ATOMIC_RELAXED))
+		return;
+	if (fd < 0 && inode_fd(in, &fd) != 0)
+		fd = -1;
+	/* removed before its last close (sqlite's -shm): its unlink is its record */
+	if (fd >= 0 && host_stat(fd, &sb) == 0 && sb.st_nlink == 0)
+		return;
+	if (fd >= 0)
+		dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	verdict_raw_path(in, NULL, p, sizeof(p));
+	changes_written(dup, in->dev, in->ino, p, __atomic_load_n(&in->wuid, __ATOMIC_RELAXED),
+			(pid_t)__atomic_load_n(&in->wpid, __ATOMIC_RELAXED));
 }
 
 /* ------------------------------------------------------------ attributes */
@@ -586,6 +685,14 @@ static void temp_replace(fuse_req_t req, struct awfs_staged *s, const struct awf
 		}
 	}
 	free(linked);
+	if (!err && changes_on()) {
+		/* the host sees the file replaced, and nothing of the temporary */
+		char p[2 * PATH_MAX];
+
+		verdict_raw_path(s->dir, newname, p, sizeof(p));
+		changes_written(fcntl(s->keep, F_DUPFD_CLOEXEC, 0), s->in->dev, s->in->ino, p,
+				fuse_req_ctx(req)->uid, fuse_req_ctx(req)->pid);
+	}
 	if (!err) {
 		inode_moved(s->in->dev, s->in->ino, s->in->state, s->dir, s->name, s->dir, newname);
 		inode_restate_file(s->in, to->st);
@@ -734,13 +841,37 @@ static void drop_setid(fuse_req_t req, struct awfs_inode *in, int fh)
 		host_kill_suid(fd, fh, fuse_req_ctx(req)->uid);
 }
 
+/* What a SETATTR changed on the host (@done: its FUSE_SET_ATTR_ bits), for the change record. */
+static void setattr_changed(fuse_req_t req, struct awfs_inode *in, const struct stat *attr, int done, int fh)
+{
+	if (done & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID | FUSE_SET_ATTR_ATIME))
+		note(req, CHANGE_OF(in, .op = "setattr", .mode = attr->st_mode & 07777, .has_mode = done & FUSE_SET_ATTR_MODE,
+				 .owner = attr->st_uid, .has_owner = done & FUSE_SET_ATTR_UID,
+				 .group = attr->st_gid, .has_group = done & FUSE_SET_ATTR_GID,
+				 .times = (done & FUSE_SET_ATTR_ATIME) != 0),
+		     in, NULL, NULL, NULL);
+	if (!(done & FUSE_SET_ATTR_SIZE))
+		return;
+	note(req, CHANGE_OF(in, .op = "truncate", .size = (uint64_t)attr->st_size, .has_size = true), in, NULL, NULL, NULL);
+	/* its content changed: recorded (hashed) at its last close, or now if none is open */
+	if (in->wopens) {
+		mark_written(in);
+	} else {
+		__atomic_store_n(&in->wuid, fuse_req_ctx(req)->uid, __ATOMIC_RELAXED);
+		__atomic_store_n(&in->wpid, (uint32_t)fuse_req_ctx(req)->pid, __ATOMIC_RELAXED);
+		__atomic_store_n(&in->dirty, 1, __ATOMIC_RELAXED);
+		in->wopens = 1;
+		write_closed(in, O_WRONLY, fh);
+	}
+}
+
 static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)
 {
 	struct awfs_inode *in = inode_get(ino);
 	int fh = fi ? (int)fi->fh : -1;
 	struct stat st;
-	int err, fd = -1;
+	int err, fd = -1, done = 0;	/* done: what reached the host, for the change record */
 
 	err = check_object(req, setattr_op(to_set), in);
 	if (!err)
@@ -754,6 +885,7 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 			AS_CALLER(req, err, host_chmod(fd, attr->st_mode));
 		if (err)
 			goto out;
+		done |= FUSE_SET_ATTR_MODE;
 	}
 	if (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
 		uid_t uid = (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
@@ -762,12 +894,14 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		AS_CALLER(req, err, host_chown(fd, uid, gid));
 		if (err)
 			goto out;
+		done |= to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID);
 	}
 	if (to_set & FUSE_SET_ATTR_SIZE) {
 		AS_CALLER(req, err, host_truncate(fd, fh, attr->st_size));
 		if (err)
 			goto out;
 		drop_setid(req, in, fh);
+		done |= FUSE_SET_ATTR_SIZE;
 	}
 	if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) {
 		struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_OMIT } };
@@ -783,11 +917,14 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		AS_CALLER(req, err, host_utimens(fd, fh, ts, in->type == S_IFLNK));
 		if (err)
 			goto out;
+		done |= FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME;
 	}
 	err = host_stat(fd, &st);
 	if (!err)
 		temp_attr(in, &st);
 out:
+	if (done && changes_on() && !in->staged)
+		setattr_changed(req, in, attr, done, fh);
 	if (err)
 		reply_err(req, err);
 	else
@@ -900,10 +1037,15 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		AS_CALLER(req, err, host_mkdir(dfd, name, mode & 07777));
 	else
 		AS_CALLER(req, err, host_mknod(dfd, name, mode, rdev));
-	if (err)
+	if (err) {
 		reply_err(req, err);
-	else
-		reply_new_entry(req, dir, name);
+		return;
+	}
+	if (changes_on())
+		note(req, at_object(CHANGE(.op = op, .kind = kind_word(link ? S_IFLNK : mode & S_IFMT), .target = link),
+				    dfd, name),
+		     dir, name, NULL, NULL);
+	reply_new_entry(req, dir, name);
 }
 
 static void ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
@@ -942,10 +1084,13 @@ static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const cha
 		err = inode_fd(dir, &dfd);
 	if (!err)
 		AS_CALLER(req, err, host_link(fd, dfd, name));
-	if (err)
+	if (err) {
 		reply_err(req, err);
-	else
-		reply_new_entry(req, dir, name);
+		return;
+	}
+	if (changes_on())
+		note(req, CHANGE_OF(in, .op = "link", .kind = kind_word(in->type)), in, NULL, dir, name);
+	reply_new_entry(req, dir, name);
 }
 
 static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -964,6 +1109,8 @@ static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		err = inode_fd(dir, &dfd);
 	if (!err)
 		AS_CALLER(req, err, host_unlink(dfd, name));
+	if (!err && changes_on())
+		note(req, CHANGE(.op = "unlink"), dir, name, NULL, NULL);
 	reply_err(req, err);
 }
 
@@ -976,6 +1123,8 @@ static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		err = inode_fd(dir, &dfd);
 	if (!err)
 		AS_CALLER(req, err, host_rmdir(dfd, name));
+	if (!err && changes_on())
+		note(req, CHANGE(.op = "rmdir"), dir, name, NULL, NULL);
 	reply_err(req, err);
 }
 
@@ -1031,6 +1180,7 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	/* messages always read "rename SOURCE to DESTINATION", whichever end refused */
 	const struct awfs_other_end at[2] = { { NULL, dir, name }, { "to", ndir, newname } };
 	int dfd, ndfd, err = d.how ? refuse(req, op, &d, at, true) : 0;
+	bool replaced = false;
 
 	if (!err && t) {
 		temp_replace(req, t, &to, newname, flags);
@@ -1040,8 +1190,20 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		err = inode_fd(dir, &dfd);
 	if (!err)
 		err = inode_fd(ndir, &ndfd);
+	if (!err && changes_on()) {
+		struct stat sb;
+
+		replaced = host_stat_at(ndfd, newname, &sb) == 0;
+	}
 	if (!err)
 		AS_CALLER(req, err, host_rename(dfd, name, ndfd, newname, flags));
+	if (!err && changes_on()) {
+		note(req, at_object(CHANGE(.op = (flags & RENAME_EXCHANGE) ? "exchange" : "rename",
+					   .replaced = replaced), ndfd, newname),
+		     dir, name, ndir, newname);
+		if (flags & RENAME_WHITEOUT)	/* a device node 0:0 left at the source */
+			note(req, at_object(CHANGE(.op = "mknod", .kind = "whiteout"), dfd, name), dir, name, NULL, NULL);
+	}
 	if (!err) {
 		/* the kernel keeps its inodes: a directory takes the state of where
 		 * it is now, a file is found there by the trimmer */
@@ -1131,7 +1293,14 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->fh = (uint64_t)(int64_t)fh;
 	fi->keep_cache = cfg->keep_cache;
 	inode_opened(in, fh != fd);	/* its fd stays open (it may be fh) until released */
+	if (in->kind == AWFS_INODE_HOST && (handle_writes(fi->flags) || (fi->flags & O_TRUNC))) {
+		write_opened(req, in, fi->flags & O_TRUNC);
+		if (!handle_writes(fi->flags))	/* O_RDONLY | O_TRUNC: changed now, by no handle */
+			write_closed(in, O_WRONLY, fh);
+	}
 	if (fuse_reply_open(req, fi) == -ENOENT) {	/* the caller was interrupted */
+		if (in->kind == AWFS_INODE_HOST)
+			write_closed(in, fi->flags, fh);
 		if (fh >= 0 && fh != fd)
 			close(fh);
 		inode_released(in, fh != fd);
@@ -1218,7 +1387,16 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	fi->fh = (uint64_t)fh;
 	fi->keep_cache = cfg->keep_cache;
 	inode_opened(in, true);
+	if (changes_on()) {
+		note(req, CHANGE(.op = "create", .kind = "file", .has_object = true, .dev = sb.st_dev, .ino = sb.st_ino),
+		     dir, name, NULL, NULL);
+		/* recorded at its last close (size, hash); at once if opened read-only */
+		write_opened(req, in, true);
+		if (!handle_writes(fi->flags))
+			write_closed(in, O_WRONLY, fh);
+	}
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+		write_closed(in, fi->flags, fh);
 		close(fh);
 		inode_released(in, true);
 		inode_put(in, 1);
@@ -1293,8 +1471,10 @@ static void ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_
 	out.buf[0].fd = (int)fi->fh;
 	out.buf[0].pos = off;
 	n = (fi->flags & O_DIRECT) ? write_direct((int)fi->fh, in_buf, off) : fuse_buf_copy(&out, in_buf, 0);
-	if (n > 0)
+	if (n > 0) {
 		drop_setid(req, in, (int)fi->fh);
+		mark_written(in);
+	}
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
@@ -1312,6 +1492,7 @@ static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		 * open shares: that stays open while the inode has open files) */
 		bool own = (int)fi->fh != in->cfd;
 
+		write_closed(in, fi->flags, (int)fi->fh);
 		if (own)
 			close((int)fi->fh);
 		inode_released(in, own);
@@ -1333,6 +1514,8 @@ static void ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 		drop_setid(req, inode_get(ino), (int)fi->fh);
 	if (!err)
 		err = !has_host_fh(ino) ? EBADF : host_fallocate((int)fi->fh, mode, offset, length);
+	if (!err)
+		mark_written(inode_get(ino));
 	reply_err(req, err);
 }
 
@@ -1363,6 +1546,8 @@ static void ll_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 	if (!err && has_host_fh(ino_in))
 		err = host_copy_file_range((int)fi_in->fh, off_in, (int)fi_out->fh, off_out, len,
 					   (unsigned)flags, &copied);
+	if (!err && copied)
+		mark_written(inode_get(ino_out));
 	if (err)
 		reply_err(req, err);
 	else
@@ -1727,6 +1912,8 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 		err = inode_fd(in, &fd);	/* EBADF: not a host inode */
 	if (!err)
 		AS_CALLER(req, err, host_setxattr(fd, in->type == S_IFLNK, name, value, size, flags));
+	if (!err && changes_on())
+		note(req, CHANGE_OF(in, .op = "xattr", .xattr = name), in, NULL, NULL, NULL);
 	reply_err(req, err);
 }
 
@@ -1741,6 +1928,8 @@ static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 		err = inode_fd(in, &fd);	/* EBADF: not a host inode */
 	if (!err)
 		AS_CALLER(req, err, host_removexattr(fd, in->type == S_IFLNK, name));
+	if (!err && changes_on())
+		note(req, CHANGE_OF(in, .op = "xattr", .xattr = name, .removed = true), in, NULL, NULL, NULL);
 	reply_err(req, err);
 }
 

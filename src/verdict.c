@@ -186,6 +186,11 @@ static void raw_path(const struct awfs_inode *in, const char *name, char *out, s
 		append(out, size, (out[0] && out[strlen(out) - 1] == '/') ? "" : "/", name);
 }
 
+void verdict_raw_path(const struct awfs_inode *in, const char *name, char *out, size_t size)
+{
+	raw_path(in, name, out, size);
+}
+
 /* The same, escaped for a log line (a long one shortened, marked). */
 static void display_path(const struct awfs_inode *in, const char *name, char *out, size_t size)
 {

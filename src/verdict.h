@@ -57,6 +57,12 @@ void verdict_deny(fuse_req_t req, const struct awfs_refusal *r);
  * whether found at mount or later. Returns true the first time.
  */
 bool verdict_note_unclassified(const char *name);
+/*
+ * The path of @in (and @name in it, if not NULL) under the mount as the
+ * agent sees it, raw bytes, as the denial lines name it (for the change
+ * record, changes.h).
+ */
+void verdict_raw_path(const struct awfs_inode *in, const char *name, char *out, size_t size);
 /* Refusals so far. */
 uint64_t verdict_denials(void);
 /* Log what the rate limit suppressed and has not reported yet. */

@@ -255,7 +255,10 @@ awfs_rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$AWFS_PID/status" 2>/dev/nul
 # group_alive: a process of the fuzzer's group is left
 group_alive() { [ -n "$(ps -e -o pgid= | awk -v g="$ADV_PID" '$1 == g')" ]; }
 
-mount_awfs -o xattr
+# the change record on (changes.h): what the workers change, checked against the host after
+# (the tree before, as the host has it: the mount covers it, masks and all)
+/usr/bin/python3 "$HERE/../integration/treediff.py" manifest "$SRC" $WRITABLE summary.md >"$T/before.json"
+mount_awfs -o xattr --audit "$T/audit.jsonl" --record-changes
 if [ "$SOURCE_KIND" = ramfs ]; then
 	check_match "a ramfs source: awfs lets the modes decide" "no POSIX ACLs there: modes alone decide access" \
 		"$(grep ' mounted ' "$LOG")"
@@ -318,6 +321,26 @@ check "summary.md, whatever replaced it, is a regular file" "regular" \
 	"$( [ -f "$SRC/summary.md" ] && [ ! -L "$SRC/summary.md" ] && echo regular || stat -c %F "$SRC/summary.md" 2>&1)"
 ADV_PID=""
 check "the mount is gone" 0 "$(awfs_mounts "$MNT")"
+
+# ------------------------------------------------------------ the change record
+# every path of the writable trees that differs on the host is in the
+# record, and what else it names is unchanged (treediff.py); unless the
+# record says it is incomplete (its queue or budget was full), which is
+# then what is checked
+/usr/bin/python3 "$HERE/../integration/treediff.py" manifest "$SRC" $WRITABLE summary.md >"$T/after.json"
+"${AWFSCTL:-$HERE/../../awfsctl}" changes --json "$T/audit.jsonl" >"$T/changes.json" 2>"$T/changes.err"
+crc=$?
+check "awfsctl changes reads the record (0 complete, 1 incomplete)" yes "$([ "$crc" -le 1 ] && echo yes || echo "no: $crc $(cat "$T/changes.err")")"
+check "the record ends with its summary" 1 "$(grep -c '"event":"changes"' "$T/audit.jsonl")"
+if [ "$crc" = 0 ]; then
+	/usr/bin/python3 "$HERE/../integration/treediff.py" compare "$T/before.json" "$T/after.json" "$T/changes.json" >"$T/compare.out"
+	echo "# change record: $(head -1 "$T/compare.out"), $(grep -c '"event":"change"' "$T/audit.jsonl") records"
+	check "every path the workers changed is in the record" "missed []" "$(grep '^missed' "$T/compare.out")"
+	check "  ... and nothing it names is unchanged but for a rewrite to the same bytes" "extra []" "$(grep '^extra' "$T/compare.out")"
+	check "  ... its hashes are the files'" "wronghash []" "$(grep '^wronghash' "$T/compare.out")"
+else
+	check_match "an incomplete record says how much it dropped" '"dropped":[1-9]' "$(grep '"event":"changes"' "$T/audit.jsonl")"
+fi
 
 # ------------------------------------------------------------ the host
 # awfs keeps one fd per object the kernel holds, and with entries cached

@@ -103,9 +103,12 @@ expect "a hard link of a .cache link into agent/ is refused" "EROFS" link "$MNT/
 expect "a hard link of agent/'s own link within agent/ is refused" "EROFS" link "$A/skills" "$A/hl2"
 expect "agent/'s own link renamed within agent/ is refused" "EROFS" rename "$A/prompt" "$A/dir/prompt"
 expect "a host-made link in cache-memory renamed is refused" "EROFS" rename "$MNT/cache-memory/hostlink" "$MNT/cache-memory/dir/hostlink"
-expect "files and directories move between closed trees" "OK" rename "$A/file" "$MNT/cache-memory/from-agent"
-expect "  ... a directory too" "OK" rename "$A/dir" "$MNT/comment-memory/from-agent"
-expect "  ... and out to a tree that allows links" "OK" rename "$MNT/cache-memory/from-agent" "$MNT/.cache/from-cache-memory"
+expect "a file from agent/ (\"read-only\") into cache-memory (\"none\") is refused: it could be a link by then" "EROFS" \
+	rename "$A/file" "$MNT/cache-memory/from-agent"
+expect "files and directories move between two \"none\" trees" "OK" rename "$MNT/cache-memory/file" "$MNT/comment-memory/from-cm"
+expect "  ... a directory too" "OK" rename "$MNT/cache-memory/dir" "$MNT/comment-memory/dir-from-cm"
+expect "  ... and from a stricter tree into a looser one" "OK" rename "$MNT/comment-memory/from-cm" "$A/from-cm"
+expect "  ... and out to a tree that allows links" "OK" rename "$A/from-cm" "$MNT/.cache/from-agent"
 
 # ---- host-made links are the host's
 check "a host-made link in cache-memory reads through" "yes" \
