@@ -171,25 +171,6 @@ void changes_written(int fd, dev_t dev, ino_t ino, const char *path, uid_t uid, 
 
 /* ------------------------------------------------------------ the recorder */
 
-static void comm_of(pid_t pid, char *out, size_t size)
-{
-	char p[64];
-	ssize_t n = -1;
-	int fd;
-
-	snprintf(p, sizeof(p), "/proc/%d/comm", (int)pid);
-	fd = pid > 0 ? open(p, O_RDONLY | O_CLOEXEC) : -1;
-	if (fd >= 0) {
-		n = read(fd, out, size - 1);
-		close(fd);
-	}
-	if (n <= 0)
-		n = snprintf(out, size, "?");
-	else if (out[n - 1] == '\n')
-		n--;
-	out[n] = '\0';
-}
-
 /*
  * The size and SHA-256 of the file @fd is an fd of, read through an fd of
  * awfs's own (opened again through /proc: @fd may be write-only or O_PATH).
@@ -265,7 +246,7 @@ static void record(const struct event *e, unsigned closes)
 		err = hash_file(e->fd, &size, hex);
 	else if (e->written)
 		err = EBUSY;
-	comm_of(c->pid, comm, sizeof(comm));
+	util_comm_of(c->pid, comm, sizeof(comm));
 	audit_begin(&j, "change");
 	json_key(&j, "op");
 	json_str(&j, c->op);

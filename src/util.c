@@ -558,3 +558,22 @@ char *util_xstrndup(const char *s, size_t n)
 		oom();
 	return r;
 }
+
+void util_comm_of(pid_t pid, char *out, size_t size)
+{
+	char p[64];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(p, sizeof(p), "/proc/%d/comm", (int)pid);
+	fd = pid > 0 ? open(p, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		n = read(fd, out, size - 1);
+		close(fd);
+	}
+	if (n <= 0)
+		n = snprintf(out, size, "?");
+	else if (out[n - 1] == '\n')
+		n--;
+	out[n] = '\0';
+}

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define AWFS_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -107,6 +108,8 @@ void counts_clear(struct awfs_counts *c);
  * the fd, or -1 with the reason in @why.
  */
 int util_open_append(const char *path, char *why, size_t len);
+/* The name of process @pid (/proc/PID/comm) in @out, or "?" when it cannot be read (it exited). */
+void util_comm_of(pid_t pid, char *out, size_t size);
 
 /* The symbolic name of an errno value ("EROFS"), or "E<number>". */
 const char *util_errno_name(int err);

@@ -216,25 +216,6 @@ static void path_key(const char *raw, char *out, size_t size)
 		snprintf(out, size, "%.*s", (int)strcspn(rel, "/"), rel);
 }
 
-static void caller_comm(pid_t pid, char *raw, size_t size)
-{
-	char p[64];
-	ssize_t n = -1;
-	int fd;
-
-	snprintf(p, sizeof(p), "/proc/%d/comm", (int)pid);
-	fd = pid > 0 ? open(p, O_RDONLY | O_CLOEXEC) : -1;
-	if (fd >= 0) {
-		n = read(fd, raw, size - 1);
-		close(fd);
-	}
-	if (n <= 0)
-		n = snprintf(raw, size, "?");
-	else if (raw[n - 1] == '\n')
-		n--;
-	raw[n] = '\0';
-}
-
 /* ------------------------------------------------------------ refusals */
 
 /* Who decided, in a few words, escaped: the part of a line that is never cut. */
@@ -573,7 +554,7 @@ void verdict_deny(fuse_req_t req, const struct awfs_refusal *r)
 		log_quote_path(opath, strlen(opath), eother + strlen(eother),
 				sizeof(eother) - strlen(eother));
 	}
-	caller_comm(ctx->pid, comm, sizeof(comm));
+	util_comm_of(ctx->pid, comm, sizeof(comm));
 	log_escape(comm, strlen(comm), ecomm, sizeof(ecomm));
 	decider(r, who, sizeof(who));
 	explain_refusal(r, why, sizeof(why));

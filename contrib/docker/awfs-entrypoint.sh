@@ -37,7 +37,8 @@
 #                    /host/tmp/gh-aw); optional
 #   AWFS_LOG         awfs's log                         [/var/log/awfs/awfs.log]
 #   AWFS_AUDIT       awfs's JSON audit file; optional
-#   AWFS_OPTS        awfs -o options (e.g. xattr, cache=strict); optional;
+#   AWFS_OPTS        awfs -o options (e.g. xattr, cache=strict, or
+#                    record_changes with AWFS_AUDIT); optional;
 #                    never a setting with a variable of its own (policy,
 #                    source, runtime, log, audit, also_at), nor auto_unmount
 #   AWFS_BIN, AWFSCTL_BIN   the programs               [awfs, awfsctl]

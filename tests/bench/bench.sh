@@ -28,6 +28,8 @@
 #   BENCH_SETTLE     seconds between the last deletion and the creating workloads
 #                    (default: 61 on an ext4 without a journal, else 0)
 #   BENCH_NO_INSTALL set to skip apt-get for missing tools
+#   BENCH_AWFS_RECORD set to run awfs with the change record on (--audit FILE
+#                    --record-changes), to compare with a run without it
 #   AWFS, BENCH_BUILDDIR, BENCH_TOP_BUILDDIR, CC   set by `make bench`
 #
 # Each target gets its own fresh source directory under the work directory, on
@@ -409,7 +411,9 @@ prepare_dir() { mkdir -p "$1/src/rw" "$1/src/ro" "$1/mnt" "$1/lower" "$1/work"; 
 mount_cmd() {
 	local t=$1 d=$2
 	case $t in
-	awfs|awfs-ro) CMD=("$AWFS" "$d/mnt" --policy "$POLICY" --source "$d/src" -f) ;;
+	awfs|awfs-ro) CMD=("$AWFS" "$d/mnt" --policy "$POLICY" --source "$d/src" -f)
+		# the change record (changes.h), for its cost: BENCH_AWFS_RECORD=1
+		[ -n "${BENCH_AWFS_RECORD:-}" ] && CMD+=(--audit "$d/audit.jsonl" --record-changes) ;;
 	bindfs) CMD=(bindfs -f "$d/src" "$d/mnt") ;;
 	fuse-overlayfs) CMD=(fuse-overlayfs -f -o "lowerdir=$d/lower,upperdir=$d/src,workdir=$d/work" "$d/mnt") ;;
 	passthrough_ll) CMD=("$PLL" -f -o "source=$d/src" "$d/mnt") ;;

@@ -31,8 +31,10 @@ echo SKILL >"$SRC/.claude/skills/s.md"
 echo PROMPT >"$SRC/aw-prompt.txt"
 ln -s /etc "$SRC/drive-memory"			# host-made, out of the tree
 ln -s ../agent "$SRC/cache-memory/hostlink"	# host-made, inside
+touch "$SRC/agent/step-summary.md"		# a workflow's own redirect of the summary
+ln -s agent/step-summary.md "$SRC/agent-step-summary.md"
 chown -R "$AGENT_UID:$AGENT_UID" "$SRC"
-chown -h root:root "$SRC/drive-memory" "$SRC/cache-memory/hostlink"
+chown -h root:root "$SRC/drive-memory" "$SRC/cache-memory/hostlink" "$SRC/agent-step-summary.md"
 chmod 777 "$SRC"
 mount_beside --audit "$T/audit.jsonl"
 
@@ -115,6 +117,9 @@ check "a host-made link in cache-memory reads through" "yes" \
 	"$(as_agent test -d "$MNT/cache-memory/hostlink/" && echo yes || echo no)"
 check "  ... and the host's link out of the tree is served as it is" "/etc" "$(readlink "$MNT/drive-memory")"
 expect "the agent may remove the host's link in its tree" "OK" unlink "$MNT/cache-memory/hostlink"
+as_agent sh -c "echo summary >>'$MNT/agent-step-summary.md'"
+check "a host-made step-summary redirect (agent-step-summary.md -> agent/step-summary.md) keeps working" \
+	"summary" "$(cat "$SRC/agent/step-summary.md")"
 
 # ---- real tools against the choice (written down in awfs-policy(5) and docs/runtimes.md)
 if command -v npm >/dev/null; then
