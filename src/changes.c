@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -441,7 +442,15 @@ int changes_start(void)
 		return 0;
 	if (!audit_on())
 		return EINVAL;
-	err = pthread_create(&recorder, NULL, run, NULL);
+	{
+		sigset_t all, old;
+
+		/* signals are the listener's (loop.c): none for the recorder */
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		err = pthread_create(&recorder, NULL, run, NULL);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
 	if (!err)
 		running = true;
 	return err;

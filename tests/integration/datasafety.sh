@@ -39,6 +39,7 @@ check_records() {
 	n=$(wc -l <"$file")
 	bad=$(grep -cvE '^record [0-9]{6} abcdefghijklmnopqrstuvwxyz0123456789$' "$file")
 	check "$2: every record on the host is whole" "0" "$bad"
+	[ "$bad" = 0 ] || grep -nvE '^record [0-9]{6} abcdefghijklmnopqrstuvwxyz0123456789$' "$file" | head -3 | od -c | head -8 | sed 's/^/#   /' 
 	check "$2: every record whose close() returned is there ($last)" "yes" "$([ "$n" -ge "$last" ] && echo yes)"
 	check "$2: the records are in order" "yes" \
 		"$(awk '{ if ($2 + 0 != NR) bad = 1 } END { print bad ? "no" : "yes" }' "$file")"
