@@ -28,7 +28,10 @@
 #define QUIET_NS 1000000000LL		/* a written file's record: a second after its last close */
 #define HELD_NS 10000000000LL		/* ... ten after its first, at most */
 #define BYTES_MAX (64ull << 20)		/* records a mount */
-#define FDS_MAX 256			/* written files' fds on their way to the recorder */
+#define FDS_MAX 256			/* written files' fds on their way to the recorder
+					   (counted in inode.c's fd budget: changes_fds()) */
+#define HASH_FILE_MAX (1ull << 30)	/* bytes hashed of one file: past it, its size only */
+#define HASH_MOUNT_MAX (8ull << 30)	/* ... of all files of a mount */
 
 /* A change on its way to the recorder: a struct awfs_change, owned, or a written file. */
 struct event {
@@ -57,12 +60,14 @@ static size_t queued;				/* lock */
 static bool stopping;				/* lock */
 static uint64_t dropped_queue;			/* lock: past QUEUE_MAX */
 static size_t fds_out;				/* lock: written files' fds queued or held */
+static int64_t open_written;			/* lock: write handles of files written and not
+						   closed (recorded at their last close) */
 static uint64_t unhashed_busy;			/* lock: written files past FDS_MAX */
 
 /* the recorder's own */
 static struct held held[HELD_MAX];
 static size_t nheld;
-static uint64_t written_bytes, records, dropped_bytes, coalesced;
+static uint64_t written_bytes, records, dropped_bytes, coalesced, hashed_bytes;
 
 static int64_t now_ns(void)
 {
@@ -102,6 +107,25 @@ void changes_enable(void)
 bool changes_on(void)
 {
 	return enabled;
+}
+
+size_t changes_fds(void)
+{
+	size_t n;
+
+	if (!enabled)
+		return 0;
+	pthread_mutex_lock(&lock);
+	n = fds_out;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+void changes_open_written(int delta)
+{
+	pthread_mutex_lock(&lock);
+	open_written += delta;
+	pthread_mutex_unlock(&lock);
 }
 
 static void enqueue(struct event *e)
@@ -186,6 +210,15 @@ static int hash_file(int fd, uint64_t *size, char hex[65])
 	int rfd, err = 0;
 	ssize_t n;
 
+	/* bounded: a sparse terabyte would hold the recorder (and the unmount) for hours */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		*size = (uint64_t)st.st_size;
+		if ((uint64_t)st.st_size > HASH_FILE_MAX)
+			return EFBIG;
+		if (hashed_bytes + (uint64_t)st.st_size > HASH_MOUNT_MAX)
+			return ENOSPC;
+		hashed_bytes += (uint64_t)st.st_size;
+	}
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
 	/* O_NONBLOCK: a lease another process holds on it answers at once */
 	rfd = open(p, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -297,7 +330,13 @@ static void record(const struct event *e, unsigned closes)
 		json_uint(&j, closes);
 		if (err) {
 			json_key(&j, "unhashed");
-			json_str(&j, err == EBUSY ? "the recorder was behind" : strerror(err));
+			json_str(&j, err == EBUSY  ? "the recorder was behind" :
+				     err == EFBIG  ? "larger than 1 GiB" :
+				     err == ENOSPC ? "the mount's 8 GiB of hashing is spent" : strerror(err));
+			if (err == EFBIG || err == ENOSPC) {
+				json_key(&j, "size");
+				json_uint(&j, size);
+			}
 		} else {
 			json_key(&j, "size");
 			json_uint(&j, size);
@@ -469,7 +508,7 @@ void changes_stop(void)
 	pthread_mutex_unlock(&lock);
 	pthread_join(recorder, NULL);
 	running = false;
-	lost = dropped_queue + dropped_bytes;
+	lost = dropped_queue + dropped_bytes + (uint64_t)(open_written > 0 ? open_written : 0);
 	audit_begin(&j, "changes");
 	json_key(&j, "records");
 	json_uint(&j, records);
@@ -479,13 +518,16 @@ void changes_stop(void)
 	json_uint(&j, lost);
 	json_key(&j, "unhashed");
 	json_uint(&j, unhashed_busy);
+	json_key(&j, "open");
+	json_uint(&j, (uint64_t)(open_written > 0 ? open_written : 0));
 	json_key(&j, "complete");
 	json_bool(&j, lost == 0);
 	audit_finish(&j);
 	if (lost)
-		log_msg(AWFS_LOG_WARN, "the change record is incomplete: %llu changes not recorded (%llu past the queue of %d, %llu past %llu MiB of records)",
+		log_msg(AWFS_LOG_WARN, "the change record is incomplete: %llu changes not recorded (%llu past the queue of %d, %llu past %llu MiB of records, %lld files still open for writing at unmount, their last writes unrecorded)",
 			(unsigned long long)lost, (unsigned long long)dropped_queue, QUEUE_MAX,
-			(unsigned long long)dropped_bytes, (unsigned long long)(BYTES_MAX >> 20));
+			(unsigned long long)dropped_bytes, (unsigned long long)(BYTES_MAX >> 20),
+			(long long)(open_written > 0 ? open_written : 0));
 	else
 		log_msg(AWFS_LOG_INFO, "change record: %llu records, %llu closes coalesced into them",
 			(unsigned long long)records, (unsigned long long)coalesced);

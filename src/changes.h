@@ -23,8 +23,11 @@
  *    names its path or a directory above it (so a write is always recorded
  *    under the path it had, before the rename or unlink that follows it),
  *    or 64 are held;
- *  - bounded: 8,192 changes queued, 64 MiB of records a mount; what does
- *    not fit is dropped and counted, and the count is written (a "changes"
+ *  - bounded: 8,192 changes queued, 64 MiB of records a mount, 256 fds
+ *    (counted in inode.c's budget), 1 GiB hashed of a file and 8 GiB of a
+ *    mount (past them a file is recorded with its size, unhashed, and says
+ *    why); what does not fit is dropped and counted, as are the files still
+ *    open for writing at unmount, and the count is written (a "changes"
  *    record at unmount, and the log), so a reader knows the record is
  *    incomplete.
  * Paths are named as the denial lines name them (the path under the mount
@@ -80,6 +83,10 @@ void changes_note(const struct awfs_change *c);
  * closes).
  */
 void changes_written(int fd, dev_t dev, ino_t ino, const char *path, uid_t uid, pid_t pid);
+/* The fds the record holds now (inode.c counts them in its budget). */
+size_t changes_fds(void);
+/* A handle of a written file opened for writing (+1) or closed (-1): those open at unmount make the record incomplete. */
+void changes_open_written(int delta);
 /* Write what is held, the summary record, and stop the recorder. */
 void changes_stop(void);
 

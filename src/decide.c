@@ -61,6 +61,25 @@ static int strictness(const struct awfs_state *st)
 	return l == AWFS_LINKS_NONE ? 2 : l == AWFS_LINKS_READ_ONLY ? 1 : 0;
 }
 
+/*
+ * Whether an allow_write rule that still matches below @st says another
+ * links than @st's: a directory renamed at @st would carry that rule's
+ * paths (and what they hold) to where another applies, as an anchored
+ * read-only rule would.
+ */
+static bool mixed_below(const struct awfs_state *st)
+{
+	const struct awfs_rule *const *r;
+	size_t n = st ? classify_alive(st, &r) : 0, depth = st ? classify_depth(st) : 0;
+	int here = strictness(st);
+
+	for (size_t i = 0; i < n; i++)
+		if (r[i]->cls == AWFS_CLASS_WRITE && r[i]->ncomps > depth &&
+		    (r[i]->links == AWFS_LINKS_NONE ? 2 : r[i]->links == AWFS_LINKS_READ_ONLY ? 1 : 0) != here)
+			return true;
+	return false;
+}
+
 /* A tree that takes no link from outside: "none" or "read-only". */
 static bool closed(const struct awfs_state *st)
 {
@@ -94,6 +113,10 @@ static struct awfs_decision move_at(const struct awfs_entry_pos *from, mode_t ty
 				    const struct awfs_entry_pos *to, unsigned end)
 {
 	if (closed(to->st) && (strictness(from->st) < strictness(to->st) || special(type)))
+		return refused(AWFS_BLOCK_KIND, end, to->st);
+	if (mixed_below(from->st))
+		return refused(AWFS_BLOCK_KIND, end ? 0 : 1, from->st);
+	if (mixed_below(to->st))
 		return refused(AWFS_BLOCK_KIND, end, to->st);
 	return allowed;
 }

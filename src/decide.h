@@ -55,7 +55,10 @@
  *    "none": a directory may hold what its tree allows), not even a regular
  *    file, so the
  *    answer never rests on what a name holds at the moment it is looked at
- *    (the agent could swap it for a link after). The host reads such a tree
+ *    (the agent could swap it for a link after); nor is anything renamed
+ *    from or to a position below which an allow_write rule with other links
+ *    still matches (the rename would carry that rule's paths where another
+ *    applies, as an anchored rule's would be). The host reads such a tree
  *    after the agent and would follow, or block on, what is in it. The
  *    object's type is the caller's to give (0: unknown, no kind);
  *  - awfs's information directory and everything in it refuse every change,

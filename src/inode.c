@@ -54,6 +54,7 @@
  * other threads open their own (inode_open()).
  */
 #include "inode.h"
+#include "changes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -172,7 +173,7 @@ static size_t handle_size(const struct file_handle *fh)
 /* fds neither the cache's nor awfs's own: the open files', those kept for life, the mounts' */
 static uint64_t others(void)
 {
-	return nopen_pinned + nown + nfixed + (uint64_t)nmounts;
+	return nopen_pinned + nown + nfixed + (uint64_t)nmounts + changes_fds();
 }
 
 /* How many fds the cache may hold now (see FD_RESERVE). */

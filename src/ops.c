@@ -304,6 +304,7 @@ static void write_opened(fuse_req_t req, struct awfs_inode *in, bool changed)
 	if (!changes_on())
 		return;
 	in->wopens++;
+	changes_open_written(1);
 	__atomic_store_n(&in->wuid, fuse_req_ctx(req)->uid, __ATOMIC_RELAXED);
 	__atomic_store_n(&in->wpid, (uint32_t)fuse_req_ctx(req)->pid, __ATOMIC_RELAXED);
 	if (changed)
@@ -330,8 +331,10 @@ static void write_closed(struct awfs_inode *in, int flags, int fd)
 
 	if (!changes_on() || in->kind != AWFS_INODE_HOST || !handle_writes(flags))
 		return;
-	if (in->wopens)
+	if (in->wopens) {
 		in->wopens--;
+		changes_open_written(-1);
+	}
 	if (in->wopens || in->staged || !__atomic_exchange_n(&in->dirty, 0, __ATOMIC_RELAXED))
 		return;
 	if (fd < 0 && inode_fd(in, &fd) != 0)
@@ -861,6 +864,7 @@ static void setattr_changed(fuse_req_t req, struct awfs_inode *in, const struct 
 		__atomic_store_n(&in->wpid, (uint32_t)fuse_req_ctx(req)->pid, __ATOMIC_RELAXED);
 		__atomic_store_n(&in->dirty, 1, __ATOMIC_RELAXED);
 		in->wopens = 1;
+		changes_open_written(1);
 		write_closed(in, O_WRONLY, fh);
 	}
 }
@@ -974,7 +978,8 @@ static void reply_new_entry(fuse_req_t req, struct awfs_inode *dir, const char *
  * made? Only an absolute path under the root (the policy's, else the mount
  * point: the path the host reads the tree by), normalised, every entry on
  * it in a read-only position (which the agent can neither rename nor
- * replace), the object read-only with no mask below it, and on the host an
+ * replace), the object read-only with no mask and no writable rule below
+ * it, and on the host an
  * object reached from the root through no link (looked at as the caller).
  * Then nothing the agent does later changes where the link leads.
  */
@@ -1004,9 +1009,10 @@ static bool link_target_ok(fuse_req_t req, const char *target)
 	/* "a//b", "a/" and the like: not the normalised form the walk above saw */
 	if (!ok || strstr(target + tl, "//") || target[strlen(target) - 1] == '/')
 		return false;
+	/* read-only all the way down: no mask, and no writable hole the agent could fill with links */
 	n = classify_alive(st, &alive);
 	for (size_t i = 0; i < n && ok; i++)
-		ok = alive[i]->cls != AWFS_CLASS_MASK || alive[i]->ncomps <= classify_depth(st);
+		ok = alive[i]->cls == AWFS_CLASS_RO || alive[i]->ncomps <= classify_depth(st);
 	if (!ok || inode_fd(inode_root(), &rfd) != 0)
 		return false;
 	AS_CALLER(req, err, host_beneath(rfd, target + tl + 1));
@@ -1180,7 +1186,7 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	/* messages always read "rename SOURCE to DESTINATION", whichever end refused */
 	const struct awfs_other_end at[2] = { { NULL, dir, name }, { "to", ndir, newname } };
 	int dfd, ndfd, err = d.how ? refuse(req, op, &d, at, true) : 0;
-	bool replaced = false;
+	bool replaced = false, same = false;
 
 	if (!err && t) {
 		temp_replace(req, t, &to, newname, flags);
@@ -1191,13 +1197,16 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	if (!err)
 		err = inode_fd(ndir, &ndfd);
 	if (!err && changes_on()) {
-		struct stat sb;
+		struct stat sb, sa;
 
 		replaced = host_stat_at(ndfd, newname, &sb) == 0;
+		/* onto another name of the same file: the host changes nothing */
+		same = replaced && !(flags & RENAME_EXCHANGE) && host_stat_at(dfd, name, &sa) == 0 &&
+		       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 	}
 	if (!err)
 		AS_CALLER(req, err, host_rename(dfd, name, ndfd, newname, flags));
-	if (!err && changes_on()) {
+	if (!err && changes_on() && !same) {
 		note(req, at_object(CHANGE(.op = (flags & RENAME_EXCHANGE) ? "exchange" : "rename",
 					   .replaced = replaced), ndfd, newname),
 		     dir, name, ndir, newname);

@@ -433,27 +433,47 @@ static bool rule_inside(const struct awfs_rule *m, const struct awfs_rule *inner
 }
 
 /*
- * An allow_write rule that does not say links takes it from the deepest
- * allow_write rule that encloses every path it names and says it, so a
- * writable path inside a tree is never looser than the tree by omission.
+ * Whether rule @o may name a path above some path @r names: @o is shorter
+ * and each of its components can match @r's (two globs are taken to
+ * overlap: which paths both match is not worked out here).
+ */
+static bool may_enclose(const struct awfs_rule *o, const struct awfs_rule *r)
+{
+	if (o->ncomps >= r->ncomps)
+		return false;
+	for (size_t i = 0; i < o->ncomps; i++) {
+		if (r->literal[i] ? fnmatch(o->comps[i], r->comps[i], 0) != 0
+				  : o->literal[i] && fnmatch(r->comps[i], o->comps[i], 0) != 0)
+			return false;
+	}
+	return true;
+}
+
+static int links_strictness(enum awfs_links l)
+{
+	return l == AWFS_LINKS_NONE ? 2 : l == AWFS_LINKS_READ_ONLY ? 1 : 0;
+}
+
+/*
+ * An allow_write rule that does not say links takes the strictest of the
+ * allow_write rules that say it and may name a path above one it names, so
+ * a writable path inside a tree is never looser than the tree by omission
+ * (with globs, erring on the strict side).
  */
 static void inherit_links(struct awfs_policy *p)
 {
 	for (size_t i = 0; i < p->nrules; i++) {
 		struct awfs_rule *r = &p->rules[i];
-		const struct awfs_rule *from = NULL;
 
 		if (r->cls != AWFS_CLASS_WRITE || r->links_set)
 			continue;
 		for (size_t j = 0; j < p->nrules; j++) {
 			const struct awfs_rule *o = &p->rules[j];
 
-			if (o->cls == AWFS_CLASS_WRITE && o->links_set && rule_inside(o, r) &&
-			    (!from || o->ncomps > from->ncomps))
-				from = o;
+			if (o->cls == AWFS_CLASS_WRITE && o->links_set && may_enclose(o, r) &&
+			    links_strictness(o->links) > links_strictness(r->links))
+				r->links = o->links;
 		}
-		if (from)
-			r->links = from->links;
 	}
 }
 

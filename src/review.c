@@ -72,6 +72,8 @@ static bool hex4(const char *p, unsigned long *v)
 	char t[5];
 	char *end;
 
+	if (strnlen(p, 4) < 4)
+		return false;
 	memcpy(t, p, 4);
 	t[4] = '\0';
 	if (strspn(t, "0123456789abcdefABCDEF") != 4)
@@ -328,6 +330,7 @@ static void t_del(struct table *t, const char *k)
 }
 
 struct model {
+	uint64_t unattributed;	/* changes to files the record knows no current name of */
 	struct obj *objs;
 	struct table ids;	/* "dev:ino" -> the obj the record last saw at it */
 	struct table cur;	/* path now -> node */
@@ -463,7 +466,7 @@ static void op_remove(struct model *m, const char *p)
 static void op_rename(struct model *m, const char *a, const char *b, bool replaced, bool exchange)
 {
 	char *oa = origin(m, a), *ob = origin(m, b);
-	const char *tmp = "\x01awfs-exchange";	/* no path has a control byte first */
+	const char *tmp = "/exchange";	/* no path is absolute here */
 
 	if (replaced && !exchange) {
 		move_tree(m, b, NULL);
@@ -565,7 +568,8 @@ static void apply(struct model *m, const struct rec *r, const char *op, const ch
 			bind(m, n, id, false);
 			o = n->o;
 		} else if (!id || !t_has(&m->ids, id, &o)) {
-			return;	/* a file no name of which the record knows: its names' own records tell */
+			m->unattributed++;	/* written through a removed name; its other names are unknown */
+			return;
 		}
 		if (!strcmp(op, "setattr")) {
 			o->meta = o->meta || get(r, "mode") || get(r, "owner") || get(r, "group");
@@ -739,6 +743,7 @@ int review_changes(FILE *in, const char *name, const char *since, bool json, FIL
 			mnt = dup_or_null(get(&r, "mountpoint"));
 		} else if (ev && !strcmp(ev, "changes")) {
 			const char *d = get(&r, "dropped");
+			/* (its "open", the files still open for writing at unmount, are counted in "dropped") */
 
 			if (!since || (t && strcmp(t, since) >= 0)) {
 				dropped += d ? strtoull(d, NULL, 10) : 0;
@@ -829,7 +834,7 @@ int review_changes(FILE *in, const char *name, const char *since, bool json, FIL
 		if (items[i].n && items[i].n->o->unhashed)
 			unhashed++;
 	}
-	if (dropped || unhashed || (any_change && !closed))
+	if (dropped || unhashed || m.unattributed || (any_change && !closed))
 		ret = 1;
 
 	if (json) {
@@ -854,6 +859,8 @@ int review_changes(FILE *in, const char *name, const char *since, bool json, FIL
 		json_uint(&j, dropped);
 		json_key(&j, "unhashed");
 		json_uint(&j, unhashed);
+		json_key(&j, "unattributed");
+		json_uint(&j, m.unattributed);
 		json_key(&j, "closed");
 		json_bool(&j, !any_change || closed);
 		for (int w = CREATED; w <= REMOVED; w++) {
@@ -899,8 +906,11 @@ int review_changes(FILE *in, const char *name, const char *since, bool json, FIL
 			fprintf(out, "INCOMPLETE: %llu changes were not recorded (the recorder's queue or byte budget was full)\n",
 				(unsigned long long)dropped);
 		if (unhashed)
-			fprintf(out, "INCOMPLETE: %llu written files were recorded without a hash (the recorder was behind)\n",
+			fprintf(out, "INCOMPLETE: %llu written files were recorded without a hash (their records say why)\n",
 				(unsigned long long)unhashed);
+		if (m.unattributed)
+			fprintf(out, "INCOMPLETE: %llu changes were made through a name removed since, to a file whose other names the record never saw (a hard link the host made)\n",
+				(unsigned long long)m.unattributed);
 		if (any_change && !closed)
 			fprintf(out, "INCOMPLETE: no summary closes the record (awfs is still running, or did not stop cleanly)\n");
 	}

@@ -121,10 +121,15 @@ check "the host's diff is not empty (the tools changed the tree)" "yes" \
 check "every path that differs on the host is in the record" "missed []" "$(grep '^missed' "$T/compare.out")"
 check "whatever else the record names holds what it held (a rewrite to the same bytes)" "extra []" "$(grep '^extra' "$T/compare.out")"
 check "every hash in the record is the file's on the host" "wronghash []" "$(grep '^wronghash' "$T/compare.out")"
-check "the 1,000 appends to agent/app.log are one write record" "1" \
-	"$(grep '"event":"change"' "$AUDIT" | grep '"op":"write"' | grep -c 'agent/app.log"')"
-check "  ... which counts the closes it took in" "1000" \
-	"$(grep '"op":"write"' "$AUDIT" | grep 'agent/app.log"' | sed 's/.*"closes":\([0-9]*\).*/\1/')"
+# one record, or a few if the appender stalled a second (the record waits a
+# second after a last close); closes overlap the next open when the kernel
+# sends RELEASE late, so "closes" counts last closes, at most 1,000
+n=$(grep '"event":"change"' "$AUDIT" | grep '"op":"write"' | grep -c 'agent/app.log"')
+check "the 1,000 appends to agent/app.log are a few write records, not 1,000" "yes" \
+	"$([ "$n" -ge 1 ] && [ "$n" -le 10 ] && echo yes || echo "no: $n")"
+closes=$(grep '"op":"write"' "$AUDIT" | grep 'agent/app.log"' | sed 's/.*"closes":\([0-9]*\).*/\1/' | awk '{ s += $1 } END { print s + 0 }')
+check "  ... whose closes add up to more than their number and at most 1,000" "yes" \
+	"$([ "$closes" -gt "$n" ] && [ "$closes" -le 1000 ] && echo yes || echo "no: $closes")"
 check "the record ends with its summary, complete" "1" "$(grep '"event":"changes"' "$AUDIT" | grep -c '"complete":true')"
 check "the text names the renamed directory" "1" "$(grep -c 'renamed   cache-memory/notes -> cache-memory/notes2' "$T/changes.txt")"
 check "  ... and the removed memory" "1" "$(grep -c 'removed   comment-memory/1.md' "$T/changes.txt")"
@@ -146,6 +151,18 @@ sed 's/"dropped":0/"dropped":7/' "$AUDIT" >"$T/dropped.jsonl"
 check "a summary with dropped changes is said" "0" "$?"
 "$AWFSCTL" changes "$T/nonexistent.jsonl" 2>/dev/null
 check "no such file: exit 2" "2" "$?"
+
+# ---- a sparse file larger than the hashing bound: its size, no hash, said; unmount not held
+mount_beside --audit "$T/audit4.jsonl" --record-changes
+as_agent truncate -s 3G "$MNT/agent/sparse"
+t0=$(date +%s)
+unmount_awfs
+check "a 3 GiB sparse file: awfs stops at once (not after hashing 3 GiB)" "yes" "$([ $(($(date +%s) - t0)) -lt 20 ] && echo yes || echo no)"
+check_match "  ... its record has its size and says why it has no hash" '"unhashed":"larger than 1 GiB","size":3221225472' \
+	"$(grep '"op":"write"' "$T/audit4.jsonl" | grep 'agent/sparse"')"
+"$AWFSCTL" changes "$T/audit4.jsonl" >"$T/sparse.txt"
+check "  ... and awfsctl changes calls the record incomplete (exit 1)" "1" "$?"
+rm -f "$SRC/agent/sparse"
 
 # ---- off by default; refused without --audit
 mount_beside --audit "$T/audit2.jsonl"

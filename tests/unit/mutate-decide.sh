@@ -97,6 +97,10 @@ mutant "links = \"none\": an exchange checked one way only" \
 	'/struct awfs_decision decide_rename/,/^}/{/d = move_at(to, ttype, from, 0);/d}'
 mutant "links = \"none\": a device node counted as a regular file" \
 	's/return type \&\& !S_ISREG(type) \&\& !S_ISDIR(type);/return S_ISLNK(type) || S_ISFIFO(type) || S_ISSOCK(type);/'
+mutant "links: a directory renamed from above a rule with other links" \
+	'/if (mixed_below(from->st))/,+1d'
+mutant "links: a directory renamed onto a position above a rule with other links" \
+	'/if (mixed_below(to->st))/,+1d'
 
 echo "1..$n"
 exit $fail

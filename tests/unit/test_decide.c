@@ -45,7 +45,10 @@ static const char policy_text[] =
 	"  { path = \"n/deep\"; reason = \"inherits n's links\"; },\n"
 	"  { path = \"n/open\"; reason = \"a hole that allows them\"; links = \"any\"; },\n"
 	"  { path = \"n2\"; reason = \"a second tree without links\"; links = \"none\"; },\n"
-	"  { path = \"l\"; reason = \"links to read-only ground only\"; links = \"read-only\"; }\n"
+	"  { path = \"l\"; reason = \"links to read-only ground only\"; links = \"read-only\"; },\n"
+	"  { path = \"n/h/hole\"; reason = \"a hole two levels down\"; links = \"any\"; },\n"
+	"  { path = \"rw/c/closed\"; reason = \"a closed tree in an open one\"; links = \"none\"; },\n"
+	"  { path = \"n*/tmp\"; reason = \"a glob below the closed trees, saying no links\"; }\n"
 	");\n"
 	"read_only = (\n"
 	"  { path = \"rw/.git\"; reason = \"git\"; },\n"
@@ -412,6 +415,8 @@ static void test_links(void **state)
 	assert_true(decide_links(n.st) == AWFS_LINKS_NONE && decide_links(deep.st) == AWFS_LINKS_NONE &&
 		    decide_links(open.st) == AWFS_LINKS_ANY && decide_links(rw.st) == AWFS_LINKS_ANY &&
 		    decide_links(ro.st) == AWFS_LINKS_ANY && decide_links(l.st) == AWFS_LINKS_READ_ONLY);
+	/* a rule that does not say links takes the strictest that may enclose it, globs included */
+	assert_int_equal(decide_links(entry("n2/tmp/x").st), AWFS_LINKS_NONE);
 	/* links = "read-only": a symlink may be made (ops.c checks its target), nothing else */
 	ok(decide_symlink(&l), "symlink in l");
 	for (size_t i = 1; i < sizeof(specials) / sizeof(*specials); i++)
@@ -422,6 +427,16 @@ static void test_links(void **state)
 	ok(decide_rename(&n, S_IFDIR, &l, 0), "rename of a directory from n into l (stricter into looser)");
 	ok(decide_rename(&l, S_IFDIR, &l, 0), "rename of a directory within l");
 	kind(decide_rename(&rw, S_IFREG, &l, 0), 1, "l", "rename of a file from rw into l");
+	/* a directory above a writable rule with other links would carry it (n/h/hole, rw/c/closed) */
+	{
+		struct awfs_entry_pos nh = entry("n/h"), nd = entry("n/d"), rc = entry("rw/c"), rd = entry("rw/d");
+
+		kind(decide_rename(&nh, S_IFDIR, &nd, 0), 0, "n", "rename of n/h, above an \"any\" hole, within n");
+		kind(decide_rename(&nd, S_IFDIR, &nh, 0), 1, "n", "rename onto n/h");
+		kind(decide_rename(&rc, S_IFDIR, &rd, 0), 0, "rw", "rename of rw/c, above a \"none\" tree, within rw");
+		kind(decide_rename(&rd, S_IFDIR, &rc, S_IFDIR), 1, "rw", "exchange with rw/c");
+		ok(decide_rename(&nd, S_IFDIR, &n2, 0), "rename of n/d (nothing below) into n2");
+	}
 }
 
 /* Only a writable class passes a change, whatever the operation: no position is writable twice over. */

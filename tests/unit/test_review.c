@@ -194,6 +194,10 @@ static void test_incomplete(void **state)
 	assert_non_null(strstr(out, "INCOMPLETE: 4 changes were not recorded"));
 	assert_int_equal(review(unhashed, NULL, out, sizeof(out)), 1);
 	assert_non_null(strstr(out, "INCOMPLETE: 1 written files were recorded without a hash"));
+	/* a write through a removed name of a file no other name of which is known */
+	assert_int_equal(review(MNT C("01.000", "\"op\":\"write\",\"path\":\"/m/a (deleted)\",\"object\":\"1:7\",\"closes\":1,\"size\":1,\"sha256\":\"" H1 "\"") END,
+				NULL, out, sizeof(out)), 1);
+	assert_non_null(strstr(out, "INCOMPLETE: 1 changes were made through a name removed since"));
 	assert_int_equal(review(MNT END, NULL, out, sizeof(out)), 0);
 	assert_int_equal(review("not json\n", NULL, out, sizeof(out)), 2);
 }
