@@ -508,7 +508,7 @@ void changes_stop(void)
 	pthread_mutex_unlock(&lock);
 	pthread_join(recorder, NULL);
 	running = false;
-	lost = dropped_queue + dropped_bytes + (uint64_t)(open_written > 0 ? open_written : 0);
+	lost = dropped_queue + dropped_bytes;
 	audit_begin(&j, "changes");
 	json_key(&j, "records");
 	json_uint(&j, records);
@@ -523,11 +523,13 @@ void changes_stop(void)
 	json_key(&j, "complete");
 	json_bool(&j, lost == 0);
 	audit_finish(&j);
+	if (open_written > 0)
+		log_msg(AWFS_LOG_WARN, "change record: %lld handles were still open for writing at unmount (their RELEASE not served, or a process still holds them): a write after a file's last recorded close is not in the record",
+			(long long)open_written);
 	if (lost)
-		log_msg(AWFS_LOG_WARN, "the change record is incomplete: %llu changes not recorded (%llu past the queue of %d, %llu past %llu MiB of records, %lld files still open for writing at unmount, their last writes unrecorded)",
+		log_msg(AWFS_LOG_WARN, "the change record is incomplete: %llu changes not recorded (%llu past the queue of %d, %llu past %llu MiB of records)",
 			(unsigned long long)lost, (unsigned long long)dropped_queue, QUEUE_MAX,
-			(unsigned long long)dropped_bytes, (unsigned long long)(BYTES_MAX >> 20),
-			(long long)(open_written > 0 ? open_written : 0));
+			(unsigned long long)dropped_bytes, (unsigned long long)(BYTES_MAX >> 20));
 	else
 		log_msg(AWFS_LOG_INFO, "change record: %llu records, %llu closes coalesced into them",
 			(unsigned long long)records, (unsigned long long)coalesced);

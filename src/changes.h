@@ -26,8 +26,8 @@
  *  - bounded: 8,192 changes queued, 64 MiB of records a mount, 256 fds
  *    (counted in inode.c's budget), 1 GiB hashed of a file and 8 GiB of a
  *    mount (past them a file is recorded with its size, unhashed, and says
- *    why); what does not fit is dropped and counted, as are the files still
- *    open for writing at unmount, and the count is written (a "changes"
+ *    why); what does not fit is dropped and counted (and the write handles
+ *    still open at unmount, apart), and the count is written (a "changes"
  *    record at unmount, and the log), so a reader knows the record is
  *    incomplete.
  * Paths are named as the denial lines name them (the path under the mount

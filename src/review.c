@@ -723,7 +723,7 @@ int review_changes(FILE *in, const char *name, const char *since, bool json, FIL
 	struct rec r = { 0 };
 	char *line = NULL, *mnt = NULL, *first = NULL, *last = NULL;
 	size_t cap = 0, lineno = 0, nitems = 0, counts[4] = { 0 };
-	uint64_t dropped = 0, unhashed = 0, bad = 0;
+	uint64_t dropped = 0, unhashed = 0, bad = 0, open_at_end = 0;
 	bool closed = true, any_change = false;
 	struct item *items = NULL;
 	int ret = 0;
@@ -742,11 +742,11 @@ int review_changes(FILE *in, const char *name, const char *since, bool json, FIL
 			free(mnt);
 			mnt = dup_or_null(get(&r, "mountpoint"));
 		} else if (ev && !strcmp(ev, "changes")) {
-			const char *d = get(&r, "dropped");
-			/* (its "open", the files still open for writing at unmount, are counted in "dropped") */
+			const char *d = get(&r, "dropped"), *o = get(&r, "open");
 
 			if (!since || (t && strcmp(t, since) >= 0)) {
 				dropped += d ? strtoull(d, NULL, 10) : 0;
+				open_at_end += o ? strtoull(o, NULL, 10) : 0;
 				closed = true;
 			}
 		} else if (ev && !strcmp(ev, "change") && (!since || (t && strcmp(t, since) >= 0)) &&
@@ -861,6 +861,8 @@ int review_changes(FILE *in, const char *name, const char *since, bool json, FIL
 		json_uint(&j, unhashed);
 		json_key(&j, "unattributed");
 		json_uint(&j, m.unattributed);
+		json_key(&j, "open");
+		json_uint(&j, open_at_end);
 		json_key(&j, "closed");
 		json_bool(&j, !any_change || closed);
 		for (int w = CREATED; w <= REMOVED; w++) {
@@ -911,6 +913,9 @@ int review_changes(FILE *in, const char *name, const char *since, bool json, FIL
 		if (m.unattributed)
 			fprintf(out, "INCOMPLETE: %llu changes were made through a name removed since, to a file whose other names the record never saw (a hard link the host made)\n",
 				(unsigned long long)m.unattributed);
+		if (open_at_end)
+			fprintf(out, "NOTE: %llu write handles were still open when awfs stopped: a write after a file's last recorded close is not in the record\n",
+				(unsigned long long)open_at_end);
 		if (any_change && !closed)
 			fprintf(out, "INCOMPLETE: no summary closes the record (awfs is still running, or did not stop cleanly)\n");
 	}
