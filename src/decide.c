@@ -56,9 +56,7 @@ enum awfs_links decide_links(const struct awfs_state *st)
 /* How strict a position is about links: "any" 0, "read-only" 1, "none" 2. */
 static int strictness(const struct awfs_state *st)
 {
-	enum awfs_links l = decide_links(st);
-
-	return l == AWFS_LINKS_NONE ? 2 : l == AWFS_LINKS_READ_ONLY ? 1 : 0;
+	return policy_links_strictness(decide_links(st));
 }
 
 /*
@@ -75,7 +73,7 @@ static bool mixed_below(const struct awfs_state *st)
 
 	for (size_t i = 0; i < n; i++)
 		if (r[i]->cls == AWFS_CLASS_WRITE && r[i]->ncomps > depth &&
-		    (r[i]->links == AWFS_LINKS_NONE ? 2 : r[i]->links == AWFS_LINKS_READ_ONLY ? 1 : 0) != here)
+		    policy_links_strictness(r[i]->links) != here)
 			return true;
 	return false;
 }

@@ -860,11 +860,7 @@ static void setattr_changed(fuse_req_t req, struct awfs_inode *in, const struct 
 	if (in->wopens) {
 		mark_written(in);
 	} else {
-		__atomic_store_n(&in->wuid, fuse_req_ctx(req)->uid, __ATOMIC_RELAXED);
-		__atomic_store_n(&in->wpid, (uint32_t)fuse_req_ctx(req)->pid, __ATOMIC_RELAXED);
-		__atomic_store_n(&in->dirty, 1, __ATOMIC_RELAXED);
-		in->wopens = 1;
-		changes_open_written(1);
+		write_opened(req, in, true);	/* a handle of its own, opened and closed at once */
 		write_closed(in, O_WRONLY, fh);
 	}
 }

@@ -449,7 +449,7 @@ static bool may_enclose(const struct awfs_rule *o, const struct awfs_rule *r)
 	return true;
 }
 
-static int links_strictness(enum awfs_links l)
+int policy_links_strictness(enum awfs_links l)
 {
 	return l == AWFS_LINKS_NONE ? 2 : l == AWFS_LINKS_READ_ONLY ? 1 : 0;
 }
@@ -471,7 +471,7 @@ static void inherit_links(struct awfs_policy *p)
 			const struct awfs_rule *o = &p->rules[j];
 
 			if (o->cls == AWFS_CLASS_WRITE && o->links_set && may_enclose(o, r) &&
-			    links_strictness(o->links) > links_strictness(r->links))
+			    policy_links_strictness(o->links) > policy_links_strictness(r->links))
 				r->links = o->links;
 		}
 	}

@@ -76,6 +76,8 @@ struct awfs_policy {
 /* Names accepted in runtimes = [...] and by --runtime, NULL-terminated. */
 extern const char *const policy_runtime_names[];
 
+/* How strict a links value is: "any" 0, "read-only" 1, "none" 2. */
+int policy_links_strictness(enum awfs_links l);
 /* The policy-file name of a class: "mask", "allow_write", "read_only". */
 const char *policy_class_key(enum awfs_class cls);
 /* A short human word for a class: "masked", "writable", "read-only". */

@@ -86,7 +86,7 @@ mutant "links = \"none\": anything moved in from a tree that allows links" \
 mutant "links = \"none\": a special object moved in from another such tree" \
 	's/(strictness(from->st) < strictness(to->st) || special(type))/(strictness(from->st) < strictness(to->st))/'
 mutant "links = \"read-only\": taken for \"any\"" \
-	's/l == AWFS_LINKS_READ_ONLY ? 1 : 0;/0;/'
+	's/return policy_links_strictness(decide_links(st));/return decide_links(st) == AWFS_LINKS_NONE ? 2 : 0;/'
 mutant "links: a directory from a \"read-only\" tree into a \"none\" one (strictness not compared)" \
 	's/strictness(from->st) < strictness(to->st)/!closed(from->st)/'
 mutant "links = \"read-only\": a FIFO made there" \
