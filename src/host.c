@@ -35,6 +35,8 @@
 static int proc_fd = -1;
 static bool is_root;
 static __thread bool switched;	/* this thread runs as a caller (host_as_caller) */
+static __thread uid_t writer;	/* ... with this fsuid for data calls (host_as_writer), or 0 */
+static __thread gid_t writer_gid;	/* ... and this fsgid */
 static __thread bool caps_dropped;	/* ... with no effective capability; */
 static __thread struct __user_cap_data_struct saved_caps[2];	/* ... the daemon's */
 
@@ -238,6 +240,7 @@ void host_as_caller(uid_t uid, gid_t gid, size_t ngroups, const gid_t *groups)
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct data[2] = { { 0, 0, 0 }, { 0, 0, 0 } };
 
+	host_writer_reset();
 	if (!is_root || (uid == 0 && gid == 0))
 		return;	/* already who the caller is: the syscalls saved */
 	/* the daemon's set, taken before the fsuid fix-up below changes it */
@@ -274,6 +277,50 @@ void host_as_daemon(void)
 	if (syscall(SYS_setgroups, 0, NULL) < 0)
 		abort();
 	switched = false;
+}
+
+bool host_as_writer(uid_t uid, gid_t gid)
+{
+	if (!is_root)
+		return false;
+	if (uid == 0) {
+		host_writer_reset();
+		return false;
+	}
+	if (writer == uid && writer_gid == gid)
+		return true;	/* this thread's last data call was this writer's: no switch */
+	if (switched)
+		abort();	/* never inside host_as_caller(): its groups would stay */
+	/*
+	 * The fsuid fix-up drops the file-system capabilities while the fsuid
+	 * is not 0 and raises them again at setfsuid(0). Without CAP_FSETID
+	 * the kernel then clears set-id bits on a write itself, as for the
+	 * same writer on the host: set-group-ID without group execute only
+	 * where the writer is not in the file's group, by its fsgid (its
+	 * supplementary groups are not read for a write: stricter than the
+	 * host for a file of one of those groups).
+	 */
+	setfsgid(gid);
+	setfsuid(uid);
+	/* never a write as root by mistake: read it back before the call */
+	if ((uid_t)setfsuid((uid_t)-1) != uid || (gid_t)setfsgid((gid_t)-1) != gid)
+		abort();
+	writer = uid;
+	writer_gid = gid;
+	return true;
+}
+
+void host_writer_reset(void)
+{
+	if (!writer)
+		return;
+	/* setfsuid() reports no failure: what it returns is the fsuid before */
+	if ((uid_t)setfsuid(0) != writer || (uid_t)setfsuid((uid_t)-1) != 0)
+		abort();
+	setfsgid(0);
+	if ((gid_t)setfsgid((gid_t)-1) != 0)
+		abort();
+	writer = 0;
 }
 
 bool host_can_switch(void)
@@ -584,6 +631,7 @@ void host_kill_suid(int fd, int fh, uid_t uid)
 	kill = st.st_mode & (S_ISUID | ((st.st_mode & S_IXGRP) ? S_ISGID : 0));
 	if (!kill)
 		return;
+	host_writer_reset();	/* the daemon's CAP_FOWNER, not a writer's fsuid */
 	if (fh >= 0)
 		(void)fchmod(fh, st.st_mode & 07777 & ~kill);
 	else

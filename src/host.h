@@ -79,6 +79,23 @@ void host_as_caller(uid_t uid, gid_t gid, size_t ngroups, const gid_t *groups);
 void host_as_daemon(void);
 /* Whether this thread can switch to another caller and back (checked before mounting). */
 bool host_can_switch(void);
+/*
+ * Run this thread's next data calls on an open handle (writes, fallocate,
+ * copy_file_range) with fsuid @uid and fsgid @gid: what a file system
+ * grants by the writer's identity (ext4's blocks reserved for its resuid,
+ * root by default, and resgid; the kernel's keeping of a set-group-ID bit
+ * for a writer in the file's group) follows the writer, not the daemon.
+ * Nothing else changes: a data call on a handle checks no permission. The
+ * thread stays that writer until host_writer_reset() (loop.c calls it
+ * before every request but the data calls; host_as_caller() and
+ * host_kill_suid() before their own calls), so a run of one caller's
+ * writes costs no switch. Returns whether it runs as another fsuid than
+ * root's (not for root, nor when awfs does not run as root); aborts if
+ * the switch fails.
+ */
+bool host_as_writer(uid_t uid, gid_t gid);
+/* Back to the daemon's fsuid (no-op unless host_as_writer() switched). */
+void host_writer_reset(void);
 /* Create @name (always O_EXCL: never opens an existing object); *fh an fd of it. */
 int host_create(int dirfd, const char *name, int flags, mode_t mode, int *fh);
 /* A regular file with no name in the directory @dirfd, open for reading and writing at *fh. */

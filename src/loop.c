@@ -54,6 +54,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host.h"
 #include "inode.h"
 #include "log.h"
 #include "loop.h"
@@ -168,6 +169,23 @@ static int is_slow(const struct fuse_buf *buf)
 	}
 }
 
+/*
+ * Serve one request. A thread keeps the fsuid of the last writer it wrote
+ * for (host_as_writer(): a run of one caller's writes costs no switch):
+ * every other request, and every request whose header is still in the
+ * pipe (a large one: a WRITE, whose switch is then small beside its
+ * payload), first gets the daemon's back.
+ */
+static void serve(struct fuse_session *se, const struct fuse_buf *buf)
+{
+	const struct fuse_in_header *in = buf->mem;
+
+	if ((buf->flags & FUSE_BUF_IS_FD) || buf->size < sizeof(*in) ||
+	    (in->opcode != FUSE_WRITE && in->opcode != FUSE_FALLOCATE && in->opcode != FUSE_COPY_FILE_RANGE))
+		host_writer_reset();
+	fuse_session_process_buf(se, buf);
+}
+
 /* The lane of @uid: its own, a free one, or (all taken) one shared by hash. */
 static struct lane *lane_of(struct loop *l, uint32_t uid)
 {
@@ -246,7 +264,7 @@ static void *worker_main(void *arg)
 		j = job_take(l);
 		if (j) {
 			pthread_mutex_unlock(&l->lock);
-			fuse_session_process_buf(l->se, &j->buf);
+			serve(l->se, &j->buf);
 			pthread_mutex_lock(&l->lock);
 			job_done(l, j);
 			continue;
@@ -360,7 +378,7 @@ static void dispatch(struct loop *l, const struct fuse_buf *buf)
 		/* no thread at all (the system's limit): served here, as a last resort */
 		j = job_take(l);
 		pthread_mutex_unlock(&l->lock);
-		fuse_session_process_buf(l->se, &j->buf);
+		serve(l->se, &j->buf);
 		pthread_mutex_lock(&l->lock);
 		job_done(l, j);
 	}
@@ -542,7 +560,7 @@ static void helpers_stop(struct loop *l, struct fuse_buf *buf)
 	while (!trim_done() || !watch_done()) {
 		res = fuse_session_receive_buf(l->se, buf);
 		if (res > 0)
-			fuse_session_process_buf(l->se, buf);
+			serve(l->se, buf);
 		else if (res == -EAGAIN || res == -EINTR)
 			nanosleep(&pause, NULL);
 		else
@@ -649,8 +667,9 @@ int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, ui
 		if (is_slow(&buf))
 			dispatch(&l, &buf);
 		else
-			fuse_session_process_buf(se, &buf);
+			serve(se, &buf);
 	}
+	host_writer_reset();	/* the listener goes on as the daemon (the unmount) */
 	if (res > 0 || res == -EINTR)	/* unmounted, or stopped by a signal */
 		res = 0;
 out:

@@ -69,6 +69,13 @@ static void dir_free(struct awfs_inode *dir)
 	listing_forget(dir);
 }
 
+/* who opened each fd awfs opened for a caller: see opener_set() */
+struct opener {
+	uint32_t uid, gid;
+};
+static struct opener *openers;
+static size_t nopeners;
+
 void ops_init(const struct awfs_ops_config *c)
 {
 	cfg = c;
@@ -92,6 +99,14 @@ void ops_init(const struct awfs_ops_config *c)
 	}
 	info_attach(inode_root());
 	verdict_init(c);
+	{
+		struct rlimit rl = { 0, 0 };
+
+		(void)getrlimit(RLIMIT_NOFILE, &rl);
+		nopeners = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1u << 22) ? (1u << 22) : rl.rlim_cur;
+		/* untouched pages of it cost nothing: calloc maps fresh zero pages */
+		openers = util_xcalloc(nopeners ? nopeners : 1, sizeof(*openers));
+	}
 }
 
 /*
@@ -121,6 +136,9 @@ void ops_fini(void)
 	info_release_all();
 	watch_fini();
 	verdict_fini();
+	free(openers);
+	openers = NULL;
+	nopeners = 0;
 }
 
 /* ------------------------------------------------------------ the caller */
@@ -161,6 +179,61 @@ static void caller_begin(fuse_req_t req)
 		(err) = (call);                                           \
 		host_as_daemon();                                         \
 	} while (0)
+
+/*
+ * Who opened each fd awfs opened for a caller (indexed by fd; cleared at
+ * release): the data calls on it run with that fsuid and fsgid when the
+ * request itself carries no caller (the kernel's writeback of a shared
+ * mapping sends its WRITEs as uid 0, pid 0), so a write by the agent never
+ * draws on what a file system keeps for root (ext4's reserved blocks)
+ * whichever way it reaches the host. The kernel writes a mapping's pages
+ * back through any handle of the file open for writing: where root holds
+ * one too, the agent's pages may go out as root's (root shares the file
+ * with the agent then). Sized to the open file limit at mount; an fd past
+ * it (none, unless the limit is raised while awfs runs) writes as
+ * "nobody".
+ */
+static void opener_store(int fd, uint32_t uid, uint32_t gid)
+{
+	if (fd >= 0 && (size_t)fd < nopeners) {
+		__atomic_store_n(&openers[fd].uid, uid, __ATOMIC_RELAXED);
+		__atomic_store_n(&openers[fd].gid, gid, __ATOMIC_RELAXED);
+	}
+}
+
+static void opener_set(int fd, fuse_req_t req)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	opener_store(fd, (uint32_t)ctx->uid, (uint32_t)ctx->gid);
+}
+
+/* err = CALL, a data call on the handle @fd of REQ, made as its writer (host_as_writer()). */
+#define AS_WRITER(req, fd, err, call)                                    \
+	do {                                                              \
+		uid_t w_uid_;                                             \
+		gid_t w_gid_;                                             \
+									  \
+		writer_of(req, fd, &w_uid_, &w_gid_);                     \
+		(void)host_as_writer(w_uid_, w_gid_);                     \
+		(err) = (call);                                           \
+	} while (0)
+
+static void writer_of(fuse_req_t req, int fd, uid_t *uid, gid_t *gid)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	if (ctx->uid != 0 || ctx->pid != 0) {	/* a caller's own request (root's too) */
+		*uid = ctx->uid;
+		*gid = ctx->gid;
+	} else if (fd >= 0 && (size_t)fd < nopeners) {
+		*uid = __atomic_load_n(&openers[fd].uid, __ATOMIC_RELAXED);
+		*gid = __atomic_load_n(&openers[fd].gid, __ATOMIC_RELAXED);
+	} else {
+		*uid = 65534;
+		*gid = 65534;
+	}
+}
 
 /*
  * Reply @err. "Too many open files" reaching a caller means awfs's open
@@ -628,6 +701,7 @@ static void temp_create(fuse_req_t req, struct awfs_inode *dir, const char *name
 	fill_entry(&e, in, &sb, dir);
 	fi->fh = (uint64_t)fh;
 	fi->keep_cache = cfg->keep_cache;
+	opener_set(fh, req);
 	inode_opened(in, true);
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {	/* interrupted: the temporary stays */
 		close(fh);
@@ -1297,6 +1371,8 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	fi->fh = (uint64_t)(int64_t)fh;
 	fi->keep_cache = cfg->keep_cache;
+	if (fh != fd)
+		opener_set(fh, req);
 	inode_opened(in, fh != fd);	/* its fd stays open (it may be fh) until released */
 	if (in->kind == AWFS_INODE_HOST && (handle_writes(fi->flags) || (fi->flags & O_TRUNC))) {
 		write_opened(req, in, fi->flags & O_TRUNC);
@@ -1391,6 +1467,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	fill_entry(&e, in, &sb, dir);
 	fi->fh = (uint64_t)fh;
 	fi->keep_cache = cfg->keep_cache;
+	opener_set(fh, req);
 	inode_opened(in, true);
 	if (changes_on()) {
 		note(req, CHANGE(.op = "create", .kind = "file", .has_object = true, .dev = sb.st_dev, .ino = sb.st_ino),
@@ -1475,7 +1552,8 @@ static void ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_
 	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	out.buf[0].fd = (int)fi->fh;
 	out.buf[0].pos = off;
-	n = (fi->flags & O_DIRECT) ? write_direct((int)fi->fh, in_buf, off) : fuse_buf_copy(&out, in_buf, 0);
+	AS_WRITER(req, (int)fi->fh, n,
+		  (fi->flags & O_DIRECT) ? write_direct((int)fi->fh, in_buf, off) : fuse_buf_copy(&out, in_buf, 0));
 	if (n > 0) {
 		drop_setid(req, in, (int)fi->fh);
 		mark_written(in);
@@ -1498,8 +1576,10 @@ static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		bool own = (int)fi->fh != in->cfd;
 
 		write_closed(in, fi->flags, (int)fi->fh);
-		if (own)
+		if (own) {
+			opener_store((int)fi->fh, 0, 0);	/* a reused number has none */
 			close((int)fi->fh);
+		}
 		inode_released(in, own);
 	}
 	fuse_reply_err(req, 0);
@@ -1517,8 +1597,10 @@ static void ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 
 	if (!err && has_host_fh(ino))
 		drop_setid(req, inode_get(ino), (int)fi->fh);
+	if (!err && !has_host_fh(ino))
+		err = EBADF;
 	if (!err)
-		err = !has_host_fh(ino) ? EBADF : host_fallocate((int)fi->fh, mode, offset, length);
+		AS_WRITER(req, (int)fi->fh, err, host_fallocate((int)fi->fh, mode, offset, length));
 	if (!err)
 		mark_written(inode_get(ino));
 	reply_err(req, err);
@@ -1549,8 +1631,9 @@ static void ll_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 	if (len > AWFS_COPY_MAX)
 		len = AWFS_COPY_MAX;
 	if (!err && has_host_fh(ino_in))
-		err = host_copy_file_range((int)fi_in->fh, off_in, (int)fi_out->fh, off_out, len,
-					   (unsigned)flags, &copied);
+		AS_WRITER(req, (int)fi_out->fh, err,
+			  host_copy_file_range((int)fi_in->fh, off_in, (int)fi_out->fh, off_out, len,
+					       (unsigned)flags, &copied));
 	if (!err && copied)
 		mark_written(inode_get(ino_out));
 	if (err)

@@ -4,6 +4,14 @@
 require_mount_env
 setup_fixture
 host_ino=$(stat -c %i "$SRC/secret")
+# a long listing: past its first page the kernel asks READDIR, not
+# READDIRPLUS, and the d_ino there is what awfs puts in the entry itself;
+# 20 masked files among 600 others, so that some are past the first page
+mkdir "$SRC/rw/many" && (cd "$SRC/rw/many" && touch $(seq -f 'f%04g' 1 600) $(seq -f 'k%02g.pem' 1 20)) &&
+	chown -R "$AGENT_UID" "$SRC/rw/many"
+PEM_RULE='  { path = "rw/many/*.pem"; reason = "masked files in a long listing"; }'
+write_policy "${FIXTURE_POLICY/\"mask inside a writable tree\"; \}/\"mask inside a writable tree\"; \},
+$PEM_RULE}"
 mount_awfs -o xattr
 
 expect "root listing shows masks, absent ones too" \
@@ -14,6 +22,15 @@ check_match "masked dir: root, 01777, size 0, epoch" '^OK:type=dir mode=1777 uid
 ino=$(printf '%s' "$got" | sed -n 's/.* ino=\([0-9]*\).*/\1/p')
 check "masked dir does not show the host inode number" "different" "$([ "$ino" != "$host_ino" ] && echo different)"
 check "masked inode number is stable" "$got" "$(aprobe stat "$MNT/secret")"
+# a listing's d_ino is the mask's number too, never the host's
+check "a long listing gives its 20 masked files their synthetic inode numbers (those stat shows), not the host's" 20 \
+	"$(as_agent /usr/bin/python3 -c 'import os, sys
+d = sys.argv[1]
+ls = [(e.name, e.inode()) for e in os.scandir(d)]	# whole first: a lookup makes the next page READDIRPLUS
+print(sum(1 for n, i in ls if n.endswith(".pem") and i == os.lstat(os.path.join(d, n)).st_ino and i >= 1 << 40))' \
+	"$MNT/rw/many" 2>&1)"
+check "a listing gives the masked directory its synthetic inode number, not the host's" "$ino" \
+	"$(as_agent /usr/bin/python3 -c 'import os, sys; print([e.inode() for e in os.scandir(sys.argv[1]) if e.name == "secret"][0])' "$MNT" 2>&1)"
 expect "content below a mask: ENOENT" "ENOENT" read "$MNT/secret/data"
 expect "subdirectory below a mask: ENOENT" "ENOENT" stat "$MNT/secret/sub"
 expect "deep path below a mask: ENOENT" "ENOENT" read "$MNT/secret/sub/deep"
