@@ -76,7 +76,7 @@ size_t audit_finish(struct awfs_json *j)
 	return len;
 }
 
-void audit_mount(const struct awfs_policy *p, const char *mnt, const char *src,
+void audit_mount(const struct awfs_policy *p, const char *mnt, const char *src, const char *data_path,
 		 char *const *uncl, size_t nuncl)
 {
 	struct awfs_json j;
@@ -92,6 +92,8 @@ void audit_mount(const struct awfs_policy *p, const char *mnt, const char *src,
 	json_str(&j, src);
 	json_key(&j, "runtime");
 	json_str(&j, p->runtime);
+	json_key(&j, "data_path");
+	json_str(&j, data_path);
 	json_key(&j, "policy");
 	report_policy_json(&j, p);
 	json_key(&j, "unclassified");

@@ -52,6 +52,7 @@
 #include "verdict.h"
 #include "token.h"
 #include "privs.h"
+#include "passthrough.h"
 #include "remount.h"
 
 struct options {
@@ -65,6 +66,7 @@ struct options {
 	char *spin;
 	char *ready_fd;
 	char *fd_cache;
+	char *passthrough;
 	char **also_at;
 	size_t nalso;
 	char *positional[2];
@@ -102,6 +104,7 @@ static const struct setting settings[] = {
 	{ "spin", NULL, offsetof(struct options, spin) },
 	{ "ready_fd", "--ready-fd", offsetof(struct options, ready_fd) },
 	{ "fd_cache", NULL, offsetof(struct options, fd_cache) },
+	{ "passthrough", NULL, offsetof(struct options, passthrough) },
 };
 
 enum {
@@ -126,6 +129,7 @@ static const struct fuse_opt awfs_opts[] = {
 	SETTING(4, "--audit", "audit"), SETTING(5, "--info-dir", "info_dir"),
 	FUSE_OPT_KEY("cache=", KEY_SETTING + 6), FUSE_OPT_KEY("spin=", KEY_SETTING + 7),
 	SETTING(8, "--ready-fd", "ready_fd"), FUSE_OPT_KEY("fd_cache=", KEY_SETTING + 9),
+	FUSE_OPT_KEY("passthrough=", KEY_SETTING + 10),
 	{ "--no-info-dir", offsetof(struct options, no_info_dir), 1 },
 	{ "noinfo_dir", offsetof(struct options, no_info_dir), 1 },
 	{ "--fail-on-denial", offsetof(struct options, fail_on_denial), 1 },
@@ -185,6 +189,10 @@ static void usage(FILE *out)
 		"       spin=USEC         how long awfs polls for the next request before it\n"
 		"                         sleeps (a caller's next request then needs no\n"
 		"                         wakeup); 0 sleeps at once, at most 10000      [50]\n"
+		"       passthrough=on|off  open files' reads and writes go from the kernel\n"
+		"                         to the host file (FUSE passthrough, Linux 6.9 and\n"
+		"                         later, awfs as root) where the kernel offers it;\n"
+		"                         off: every read and write through awfs      [on]\n"
 		"       fd_cache=N        fds of looked-up files and directories kept open\n"
 		"                         (more are opened again from their file handles);\n"
 		"                         64 or more   [5/8 of the open file limit]\n"
@@ -536,6 +544,10 @@ static int check_names(struct awfs_run *r)
 		fprintf(stderr, "awfs: cache=%s: expected cache=auto, strict, always or never\n", o->cache);
 		return 2;
 	}
+	if (o->passthrough && strcmp(o->passthrough, "on") != 0 && strcmp(o->passthrough, "off") != 0) {
+		fprintf(stderr, "awfs: passthrough=%s: expected passthrough=on or off\n", o->passthrough);
+		return 2;
+	}
 	return 0;
 }
 
@@ -845,12 +857,25 @@ static int drop_privileges(void)
 	return 0;
 }
 
+/* INIT, served before the mount is announced (loop_init()). */
+static int first_request(struct awfs_run *r)
+{
+	int err = loop_init(r->se);
+
+	if (err) {
+		fprintf(stderr, "awfs: the kernel's first request failed: %s; not mounting\n", strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
 /* Say what is mounted: the log and audit, awfsctl verify's token, the supervisor. */
 static void announce(struct awfs_run *r)
 {
 	char why[256];
 
-	boundary_log(r->policy, r->classifier, r->root_fd, r->mnt, r->src, r->oc.info_dir, r->acls);
+	boundary_log(r->policy, r->classifier, r->root_fd, r->mnt, r->src, r->oc.info_dir, r->acls,
+		     pt_mode_text(), pt_mode_word());
 	if (token_publish(r->mnt, r->o.also_at, r->o.nalso, why, sizeof(why)) != 0)
 		log_msg(AWFS_LOG_INFO, "awfsctl verify's probes will be logged and counted as denials: cannot keep this mount's verify token in %s",
 			why);
@@ -893,6 +918,7 @@ static int serve(const struct awfs_run *r)
 		log_msg(AWFS_LOG_INFO, "recording every change in the audit trail (%s)", r->o.audit);
 	}
 	ret = loop_run(r->se, (unsigned)r->spin_us, 8, fds_kept(r->fd_cache), AWFS_INODES_HIGH) < 0;
+	pt_fini();	/* the counts; the kernel drops what is still registered with the connection */
 	changes_stop();	/* what it holds, before the unmount record */
 	summary = verdict_summary();
 
@@ -979,12 +1005,17 @@ int main(int argc, char *argv[])
 	ret = check_session(&r);
 	if (ret)
 		goto out_unmount;
+	pt_configure(!r.o.passthrough || strcmp(r.o.passthrough, "on") == 0, fuse_session_fd(r.se), r.root_fd);
 	/* 5. the aliases, before the caller is told the mount is ready */
 	ret = bind_aliases(r.mnt, r.o.also_at, r.o.nalso);
 	if (ret)
 		goto out_unmount;
 	/* 6. only what serving needs, before the first request */
 	ret = drop_privileges();
+	if (ret)
+		goto out_aliases;
+	/* what the kernel accepted (passthrough) belongs in the mount line */
+	ret = first_request(&r);
 	if (ret)
 		goto out_aliases;
 	announce(&r);

@@ -323,6 +323,93 @@ void host_writer_reset(void)
 	writer = 0;
 }
 
+/* The kernel's passthrough ioctls (linux/fuse.h from 6.9 on; Debian 12's headers are older). */
+struct backing_map {
+	int32_t fd;
+	uint32_t flags;
+	uint64_t padding;
+};
+#define BACKING_OPEN _IOW(229, 1, struct backing_map)
+#define BACKING_CLOSE _IOW(229, 2, uint32_t)
+
+/*
+ * The credentials the kernel copies here are those of every later read
+ * and write of the file through a passthrough handle (fs/backing-file.c
+ * overrides the writer's with them): their fsuid and fsgid decide ext4's
+ * reserved blocks (resuid, resgid) and whether a set-group-ID bit stays on
+ * a write; CAP_FSETID would keep set-id bits, CAP_SYS_RESOURCE would pass
+ * quotas and the reserve. So the ioctl runs with the opener's fsuid and
+ * fsgid, as host_as_writer() makes data calls (no supplementary groups:
+ * stricter than the host for a reserve or a set-group-ID file of one of
+ * the opener's groups; the daemon has none, host_can_switch() dropped
+ * them), and with one capability: CAP_SYS_ADMIN, which fuse_backing_open()
+ * demands (capable(), in the initial namespace) and which no data path of
+ * a file system consults; CAP_SYS_RESOURCE is not even permitted to the
+ * daemon (privs.h). It is effective for the ioctl alone, on this thread,
+ * and the daemon's own set and fsuid are back before the call returns.
+ */
+int host_backing_open(int devfd, int fd, uid_t uid, gid_t gid, int *id)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2], daemon[2];
+	struct backing_map map = { .fd = fd };
+	int res, err;
+
+	if (!is_root || uid == 0)
+		return EPERM;
+	host_writer_reset();
+	if (switched || syscall(SYS_capget, &hdr, daemon) != 0)
+		abort();	/* never inside host_as_caller() */
+	memcpy(data, daemon, sizeof(data));
+	setfsgid(gid);
+	setfsuid(uid);
+	/* setfsuid() reports no failure: read it back, never register as root by mistake */
+	if ((uid_t)setfsuid((uid_t)-1) != uid || (gid_t)setfsgid((gid_t)-1) != gid)
+		abort();
+	data[0].effective = (uint32_t)1 << CAP_SYS_ADMIN;
+	data[1].effective = 0;
+	if (syscall(SYS_capset, &hdr, data) != 0) {
+		err = errno;	/* not permitted: a daemon that dropped it (privs.h) */
+		res = -1;
+	} else {
+		res = ioctl(devfd, BACKING_OPEN, &map);
+		err = res < 0 ? errno : 0;
+	}
+	setfsuid(0);
+	setfsgid(0);
+	/* the daemon's own set back (the fix-up raised the file-system ones at setfsuid(0)) */
+	if (syscall(SYS_capset, &hdr, daemon) != 0 || (uid_t)setfsuid((uid_t)-1) != 0)
+		abort();
+	if (!err)
+		*id = res;
+	return err;
+}
+
+/* The close demands CAP_SYS_ADMIN too: raised for it alone, as above. */
+int host_backing_close(int devfd, int id)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+	uint32_t n = (uint32_t)id;
+	uint32_t had;
+	int err;
+
+	if (!is_root)
+		return EPERM;
+	host_writer_reset();
+	if (syscall(SYS_capget, &hdr, data) != 0)
+		abort();
+	had = data[0].effective;
+	data[0].effective |= (uint32_t)1 << CAP_SYS_ADMIN;
+	if (syscall(SYS_capset, &hdr, data) != 0)
+		return errno;
+	err = ERR(ioctl(devfd, BACKING_CLOSE, &n));
+	data[0].effective = had;
+	if (syscall(SYS_capset, &hdr, data) != 0)
+		abort();
+	return err;
+}
+
 bool host_can_switch(void)
 {
 	static const gid_t none[1] = { 65534 };

@@ -96,6 +96,19 @@ bool host_can_switch(void);
 bool host_as_writer(uid_t uid, gid_t gid);
 /* Back to the daemon's fsuid (no-op unless host_as_writer() switched). */
 void host_writer_reset(void);
+/*
+ * Register the open host file @fd with the FUSE device @devfd as a backing
+ * file (FUSE_DEV_IOC_BACKING_OPEN); *id its id. The kernel keeps a copy of
+ * this thread's credentials then, and runs every read, write and mapping
+ * of the file's passthrough handles with them: so the call is made with
+ * fsuid @uid, fsgid @gid, no supplementary group and no effective
+ * capability but CAP_SYS_ADMIN, which the ioctl requires and which is
+ * raised for it alone (see host.c). @uid 0 is not accepted (EPERM): root's
+ * fsuid would follow every writer of the file.
+ */
+int host_backing_open(int devfd, int fd, uid_t uid, gid_t gid, int *id);
+/* Release the backing id @id of @devfd (FUSE_DEV_IOC_BACKING_CLOSE). */
+int host_backing_close(int devfd, int id);
 /* Create @name (always O_EXCL: never opens an existing object); *fh an fd of it. */
 int host_create(int dirfd, const char *name, int flags, mode_t mode, int *fh);
 /* A regular file with no name in the directory @dirfd, open for reading and writing at *fh. */

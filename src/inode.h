@@ -128,6 +128,10 @@ struct awfs_inode {
 					   writing (listener only) */
 	uint32_t wuid, wpid;		/* ... who opened the last of them (any thread:
 					   attribution only) */
+	int32_t pt_id;			/* regular files: the backing file its open files
+					   share with the kernel's passthrough (ops.c's
+					   open_backing()), or 0; listener only */
+	uint32_t pt_users;		/* ... how many of them (0, or all of opens) */
 	unsigned char kind;		/* enum awfs_inode_kind */
 	unsigned char handle;		/* host: fhb holds its handle (else the source gave
 					   none: cfd is kept for the inode's life) */

@@ -58,6 +58,7 @@
 #include "inode.h"
 #include "log.h"
 #include "loop.h"
+#include "passthrough.h"
 #include "util.h"
 #include "watch.h"
 
@@ -170,6 +171,29 @@ static int is_slow(const struct fuse_buf *buf)
 }
 
 /*
+ * The kernel's passthrough, which libfuse 3.14 cannot ask for (passthrough.h):
+ * whether INIT offered it (FUSE_PASSTHROUGH, bit 37: in flags2, present
+ * with FUSE_INIT_EXT); its reply accepts it (io_writev()).
+ */
+#define INIT_EXT (1u << 30)
+#define INIT2_PASSTHROUGH (1u << (37 - 32))
+#define OPEN_PASSTHROUGH (1u << 7)	/* FOPEN_PASSTHROUGH */
+/* ... and what may go with it (the kernel fails the open, EIO, on any other: KEEP_CACHE) */
+#define OPEN_PASSTHROUGH_MASK (OPEN_PASSTHROUGH | (1u << 0) /* DIRECT_IO */ | \
+			       (1u << 5) /* NOFLUSH */ | (1u << 6) /* PARALLEL_DIRECT_WRITES */)
+
+static bool init_offered;
+
+static void note_init(const struct fuse_buf *buf)
+{
+	const struct fuse_in_header *in = buf->mem;
+	const uint32_t *arg = (const uint32_t *)(in + 1);	/* major, minor, readahead, flags, flags2 */
+
+	init_offered = buf->size >= sizeof(*in) + 5 * sizeof(uint32_t) && (arg[3] & INIT_EXT) &&
+		       (arg[4] & INIT2_PASSTHROUGH);
+}
+
+/*
  * Serve one request. A thread keeps the fsuid of the last writer it wrote
  * for (host_as_writer(): a run of one caller's writes costs no switch):
  * every other request, and every request whose header is still in the
@@ -180,6 +204,8 @@ static void serve(struct fuse_session *se, const struct fuse_buf *buf)
 {
 	const struct fuse_in_header *in = buf->mem;
 
+	if (!(buf->flags & FUSE_BUF_IS_FD) && buf->size >= sizeof(*in) && in->opcode == FUSE_INIT)
+		note_init(buf);
 	if ((buf->flags & FUSE_BUF_IS_FD) || buf->size < sizeof(*in) ||
 	    (in->opcode != FUSE_WRITE && in->opcode != FUSE_FALLOCATE && in->opcode != FUSE_COPY_FILE_RANGE))
 		host_writer_reset();
@@ -582,24 +608,75 @@ static void helpers_stop(struct loop *l, struct fuse_buf *buf)
  * it would otherwise do now that awfs serves the host's POSIX ACLs.
  */
 static __thread bool patch_next;	/* set by ops.c's init handler, on INIT's thread */
+static __thread int backing_next;	/* set by ops.c before an OPEN's or CREATE's reply */
 
 void loop_patch_next_reply(void)
 {
 	patch_next = true;
 }
 
+void loop_set_backing(int id)
+{
+	backing_next = id;
+}
+
+/*
+ * INIT's reply, as the protocol has it from 7.40 (libfuse 3.14's ends at
+ * flags2, its unused words zero): passthrough is accepted with the
+ * stacking depth passthrough.c asks for, in the word after flags2.
+ */
+struct init_out {
+	uint32_t major, minor, max_readahead, flags;
+	uint16_t max_background, congestion_threshold;
+	uint32_t max_write, time_gran;
+	uint16_t max_pages, map_alignment;
+	uint32_t flags2, max_stack_depth;
+	uint32_t unused[6];
+};
+
 static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 {
-	struct fuse_init_out out;
+	struct fuse_out_header head;
+	struct init_out out;
+	unsigned char open_out[256];
+	int id = backing_next;
 
 	(void)userdata;
+	backing_next = 0;
 	if (patch_next && count == 2 && iov[1].iov_len <= sizeof(out) &&
-	    iov[1].iov_len >= offsetof(struct fuse_init_out, flags) + sizeof(out.flags) &&
+	    iov[1].iov_len >= offsetof(struct init_out, flags) + sizeof(out.flags) &&
 	    ((const struct fuse_out_header *)iov[0].iov_base)->error == 0) {
+		uint32_t depth = pt_negotiate(init_offered);
+
+		memset(&out, 0, sizeof(out));
 		memcpy(&out, iov[1].iov_base, iov[1].iov_len);
 		out.flags |= FUSE_HANDLE_KILLPRIV_V2;
+		if (depth) {
+			out.flags |= INIT_EXT;
+			out.flags2 |= INIT2_PASSTHROUGH;
+			out.max_stack_depth = depth;
+			/* the whole 7.40 reply: the depth lies past a shorter one */
+			memcpy(&head, iov[0].iov_base, sizeof(head));
+			head.len = (uint32_t)(sizeof(head) + sizeof(out));
+			iov[0].iov_base = &head;
+			iov[1].iov_len = sizeof(out);
+		}
 		iov[1].iov_base = &out;
 		patch_next = false;
+	}
+	/* OPEN's reply is a fuse_open_out; CREATE's ends with one */
+	if (id > 0 && count == 2 && iov[1].iov_len >= sizeof(struct fuse_open_out) &&
+	    iov[1].iov_len <= sizeof(open_out) &&
+	    ((const struct fuse_out_header *)iov[0].iov_base)->error == 0) {
+		struct fuse_open_out o;
+		size_t at = iov[1].iov_len - sizeof(o);
+
+		memcpy(open_out, iov[1].iov_base, iov[1].iov_len);
+		memcpy(&o, open_out + at, sizeof(o));
+		o.open_flags = (o.open_flags | OPEN_PASSTHROUGH) & OPEN_PASSTHROUGH_MASK;
+		o.padding = (uint32_t)id;	/* backing_id, from protocol 7.40 */
+		memcpy(open_out + at, &o, sizeof(o));
+		iov[1].iov_base = open_out;
 	}
 	return writev(fd, iov, count);
 }
@@ -627,6 +704,30 @@ int loop_wrap_io(struct fuse_session *se)
 	};
 
 	return fuse_session_custom_io(se, &io, fuse_session_fd(se));
+}
+
+int loop_init(struct fuse_session *se)
+{
+	struct fuse_buf buf = { .mem = NULL };
+	const struct fuse_in_header *in;
+	int res;
+
+	do
+		res = fuse_session_receive_buf(se, &buf);
+	while ((res == -EINTR || res == -EAGAIN) && !fuse_session_exited(se));
+	if (res <= 0) {
+		free(buf.mem);
+		return res < 0 ? res : -ENODEV;
+	}
+	in = buf.mem;
+	if ((buf.flags & FUSE_BUF_IS_FD) || buf.size < sizeof(*in) || in->opcode != FUSE_INIT)
+		res = -EPROTO;
+	else
+		res = 0;
+	/* whatever it is, it is answered (libfuse refuses anything before INIT) */
+	serve(se, &buf);
+	free(buf.mem);
+	return res;
 }
 
 int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, uint64_t files_high,

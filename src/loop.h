@@ -31,6 +31,18 @@
 int loop_wrap_io(struct fuse_session *se);
 /* The INIT handler's: the reply this thread sends next is INIT's. */
 void loop_patch_next_reply(void);
+/*
+ * The OPEN and CREATE handlers': the reply this thread sends next opens
+ * the file with the kernel's passthrough, on the backing file @id
+ * (passthrough.h); 0 for none.
+ */
+void loop_set_backing(int id);
+/*
+ * Serve the session's first request, INIT, before the mount is announced
+ * (what the kernel accepted, passthrough included, is known then). 0, or
+ * a negative errno (-EPROTO: the first request was not INIT).
+ */
+int loop_init(struct fuse_session *se);
 int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers,
 	     uint64_t files_high, uint64_t inodes_high);
 

@@ -43,6 +43,7 @@
 #include "info.h"
 #include "log.h"
 #include "loop.h"
+#include "passthrough.h"
 #include "stage.h"
 #include "changes.h"
 #include "util.h"
@@ -72,6 +73,10 @@ static void dir_free(struct awfs_inode *dir)
 /* who opened each fd awfs opened for a caller: see opener_set() */
 struct opener {
 	uint32_t uid, gid;
+	/* with the change record, a passthrough handle opened for writing:
+	 * the file's ctime and size at open (pt_open_seen()) */
+	int64_t seen_sec, seen_size;
+	long seen_nsec;
 };
 static struct opener *openers;
 static size_t nopeners;
@@ -391,6 +396,8 @@ static void mark_written(struct awfs_inode *in)
 		__atomic_store_n(&in->dirty, 1, __ATOMIC_RELAXED);
 }
 
+static bool pt_written(int fd);
+
 /*
  * A handle of @in opened with @flags is released (its fd @fd still open):
  * at the last one opened for writing, a file changed since its record is
@@ -404,6 +411,8 @@ static void write_closed(struct awfs_inode *in, int flags, int fd)
 
 	if (!changes_on() || in->kind != AWFS_INODE_HOST || !handle_writes(flags))
 		return;
+	if (in->pt_users > 0 && pt_written(fd))	/* its writes never came here */
+		__atomic_store_n(&in->dirty, 1, __ATOMIC_RELAXED);
 	if (in->wopens) {
 		in->wopens--;
 		changes_open_written(-1);
@@ -420,6 +429,126 @@ static void write_closed(struct awfs_inode *in, int flags, int fd)
 	verdict_raw_path(in, NULL, p, sizeof(p));
 	changes_written(dup, in->dev, in->ino, p, __atomic_load_n(&in->wuid, __ATOMIC_RELAXED),
 			(pid_t)__atomic_load_n(&in->wpid, __ATOMIC_RELAXED));
+}
+
+/* ------------------------------------------------------------ the kernel's passthrough */
+
+/*
+ * Whether the handle @fh of @in, being opened for @req, is served by the
+ * kernel's passthrough (passthrough.h), and on which backing file: the one
+ * place that decides. Returns the backing id for the reply, or 0: awfs
+ * serves the handle's reads and writes itself, as without passthrough.
+ *
+ * In: regular files of the host, in writable paths (opened for reading or
+ * writing, after the decision and the open as the caller) and in read-only
+ * ones (opened for reading: an open for writing there was refused), the
+ * temporaries beside single-file rules included. From then on the kernel
+ * reads and writes the host file itself, so nothing whose bytes awfs
+ * shapes may be in:
+ *  - masked files (served empty: their host file is never read) and the
+ *    information directory's texts (made by awfs) are not host inodes;
+ *  - FIFOs, sockets and devices: no data of theirs is the file's (and the
+ *    kernel takes only regular files).
+ * No refusal moves: each was made at open, and what a handle may do is
+ * the kernel's check on the FUSE file (a handle opened for reading cannot
+ * write, map shared-writable or splice into the file). FALLOCATE,
+ * COPY_FILE_RANGE, SETATTR (truncate), FSYNC and LSEEK are not passed
+ * through: they still come here, and are checked and made as before.
+ *
+ * The kernel gives all open files of an inode one backing file, and runs
+ * their I/O with the credentials of the open that registered it
+ * (host_backing_open()). So:
+ *  - the first handle registers it, with its caller's fsuid and fsgid
+ *    (as awfs's own data calls are made, host_as_writer()); later handles
+ *    of the inode share it while one is open, their writes made as that
+ *    first opener: never root, so no reserve and no capability is lent
+ *    (docs/security.md, "awfs never lends its power");
+ *  - a caller that is root starts none: root's fsuid and capabilities
+ *    (CAP_FSETID keeps set-id bits, fsuid 0 takes ext4's reserve) would
+ *    carry over to the agent's handles opened while root's is open. Root's
+ *    handle is served by awfs, or shares one an agent's handle started;
+ *  - an inode open through awfs's data path stays there until its last
+ *    handle is released: the kernel refuses to mix the two (EIO);
+ *  - a handle opened for reading only, of a file smaller than
+ *    PT_MIN_READ, starts none: registering the backing file, the kernel's
+ *    opening it for the handle and releasing it cost more than the one or
+ *    two READs awfs serves for it (and nothing at all once the kernel
+ *    keeps its pages: find + cat and git status read many small files);
+ *  - a handle opened for appending starts none: the kernel opens each
+ *    handle's backing file with the flags it was opened with and never
+ *    passes fcntl(F_SETFL) on to it, so a handle that later cleared
+ *    O_APPEND would go on appending. awfs's own writes follow the
+ *    caller's flag (host_match_append()). Appenders (logs) open, append
+ *    and close: their opens cross anyway. Where another handle started
+ *    one, an appender shares it (the kernel allows nothing else).
+ */
+#define PT_MIN_READ (256 * 1024)
+
+static int open_backing(fuse_req_t req, struct awfs_inode *in, int fh, int flags)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct stat sb;
+	int id;
+
+	if (!pt_on() || in->kind != AWFS_INODE_HOST || in->type != S_IFREG || fh < 0)
+		return 0;
+	if (in->pt_users > 0)
+		return in->pt_id;
+	if (in->opens > 0 || ctx->uid == 0 || ((flags & O_APPEND) && handle_writes(flags)))
+		return 0;
+	if (!handle_writes(flags) && (host_stat(fh, &sb) != 0 || sb.st_size < PT_MIN_READ))
+		return 0;
+	id = pt_register(fh, ctx->uid, ctx->gid);
+	if (id <= 0)
+		return 0;
+	in->pt_id = id;
+	return id;
+}
+
+/* A handle of @in opened on the backing file @id (0: none) is about to be answered. */
+static void pt_opened(struct awfs_inode *in, int id)
+{
+	if (id <= 0)
+		return;
+	in->pt_users++;
+	pt_count_handle();
+	loop_set_backing(id);	/* the reply, sent next on this thread, names it */
+}
+
+/* A handle of @in is released (or its open was not answered): its backing file's last? */
+static void pt_released(struct awfs_inode *in)
+{
+	if (in->pt_users == 0 || --in->pt_users > 0)
+		return;
+	pt_unregister(in->pt_id);
+	in->pt_id = 0;
+}
+
+/*
+ * A passthrough handle's writes never reach awfs: for the change record,
+ * what the file was when it was opened for writing (@fd, its own), and at
+ * its release whether it changed since (ctime moves with every write,
+ * through a mapping too, and cannot be set back).
+ */
+static void pt_open_seen(int fd)
+{
+	struct stat sb;
+
+	if (fd >= 0 && (size_t)fd < nopeners && host_stat(fd, &sb) == 0) {
+		openers[fd].seen_sec = sb.st_ctim.tv_sec;
+		openers[fd].seen_nsec = sb.st_ctim.tv_nsec;
+		openers[fd].seen_size = sb.st_size;
+	}
+}
+
+static bool pt_written(int fd)
+{
+	struct stat sb;
+
+	if (fd < 0 || (size_t)fd >= nopeners || host_stat(fd, &sb) != 0)
+		return true;	/* cannot tell: hashed, which costs a record at most */
+	return openers[fd].seen_sec != sb.st_ctim.tv_sec || openers[fd].seen_nsec != sb.st_ctim.tv_nsec ||
+	       openers[fd].seen_size != sb.st_size;
 }
 
 /* ------------------------------------------------------------ attributes */
@@ -655,7 +784,7 @@ static void temp_create(fuse_req_t req, struct awfs_inode *dir, const char *name
 	struct awfs_inode *in;
 	struct stat sb;
 	char *hidden = NULL;
-	int err, dfd, fh = -1, keep = -1, pfd = -1, hdir = -1;
+	int err, dfd, fh = -1, keep = -1, pfd = -1, hdir = -1, id;
 
 	if (stage_count(ctx->uid) >= AWFS_STAGE_PER_UID) {
 		if (!atomic_exchange(&told, 1))
@@ -702,8 +831,12 @@ static void temp_create(fuse_req_t req, struct awfs_inode *dir, const char *name
 	fi->fh = (uint64_t)fh;
 	fi->keep_cache = cfg->keep_cache;
 	opener_set(fh, req);
+	id = open_backing(req, in, fh, fi->flags);
 	inode_opened(in, true);
+	pt_opened(in, id);
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {	/* interrupted: the temporary stays */
+		if (id)
+			pt_released(in);
 		close(fh);
 		inode_released(in, true);
 		inode_put(in, 1);
@@ -1321,7 +1454,7 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	const struct awfs_object_pos o = object_pos(in);
 	const struct awfs_decision d = decide_open(fi->flags, &o);
 	const struct awfs_other_end at = { NULL, in, NULL };
-	int err = 0, fh = -1, fd = -1, dirfd = -1;
+	int err = 0, fh = -1, fd = -1, dirfd = -1, id;
 
 	if (d.how)
 		err = refuse(req, open_op(fi->flags), &d, &at, false);
@@ -1373,15 +1506,21 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->keep_cache = cfg->keep_cache;
 	if (fh != fd)
 		opener_set(fh, req);
+	id = open_backing(req, in, fh, fi->flags);	/* before this handle counts among the inode's */
 	inode_opened(in, fh != fd);	/* its fd stays open (it may be fh) until released */
+	if (id && changes_on() && handle_writes(fi->flags))
+		pt_open_seen(fh);
 	if (in->kind == AWFS_INODE_HOST && (handle_writes(fi->flags) || (fi->flags & O_TRUNC))) {
 		write_opened(req, in, fi->flags & O_TRUNC);
 		if (!handle_writes(fi->flags))	/* O_RDONLY | O_TRUNC: changed now, by no handle */
 			write_closed(in, O_WRONLY, fh);
 	}
+	pt_opened(in, id);
 	if (fuse_reply_open(req, fi) == -ENOENT) {	/* the caller was interrupted */
 		if (in->kind == AWFS_INODE_HOST)
 			write_closed(in, fi->flags, fh);
+		if (id)
+			pt_released(in);
 		if (fh >= 0 && fh != fd)
 			close(fh);
 		inode_released(in, fh != fd);
@@ -1411,7 +1550,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	const struct awfs_other_end at = { NULL, dir, name };
 	struct fuse_entry_param e;
 	struct stat sb;
-	int err, fh, pfd, dfd;
+	int err, fh, pfd, dfd, id;
 
 	/*
 	 * A name that exists, where the policy would refuse a create: the
@@ -1468,6 +1607,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	fi->fh = (uint64_t)fh;
 	fi->keep_cache = cfg->keep_cache;
 	opener_set(fh, req);
+	id = open_backing(req, in, fh, fi->flags);
 	inode_opened(in, true);
 	if (changes_on()) {
 		note(req, CHANGE(.op = "create", .kind = "file", .has_object = true, .dev = sb.st_dev, .ino = sb.st_ino),
@@ -1477,8 +1617,11 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		if (!handle_writes(fi->flags))
 			write_closed(in, O_WRONLY, fh);
 	}
+	pt_opened(in, id);
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
 		write_closed(in, fi->flags, fh);
+		if (id)
+			pt_released(in);
 		close(fh);
 		inode_released(in, true);
 		inode_put(in, 1);
@@ -1576,6 +1719,7 @@ static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		bool own = (int)fi->fh != in->cfd;
 
 		write_closed(in, fi->flags, (int)fi->fh);
+		pt_released(in);
 		if (own) {
 			opener_store((int)fi->fh, 0, 0);	/* a reused number has none */
 			close((int)fi->fh);

@@ -78,6 +78,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -112,7 +113,7 @@
 enum kind {
 	K_READ, K_OPEN, K_OPENAT, K_DIRFD, K_RENAME, K_SYMSWAP, K_LINK, K_MKFIFO,
 	K_FIFOOPEN, K_TRUNC, K_XATTR, K_MMAP, K_CHMOD, K_CHOWN, K_MKDIR, K_RMDIR,
-	K_UNLINK, K_READDIR, K_READLINK, K_STAT, K_STALE, K_STALEFIFO,
+	K_UNLINK, K_READDIR, K_READLINK, K_STAT, K_STALE, K_STALEFIFO, K_ROHANDLE,
 	/* saturation (-S): weight 0 unless asked for */
 	K_COPYBIG, K_SYNCBIG, K_LISTBIG, K_HOLDINFO, K_FLOOD, K_NKINDS
 };
@@ -1235,6 +1236,71 @@ static void k_mmap(struct worker *w)
 	close(fd);
 }
 
+/*
+ * Write through a handle opened for reading only, every way there is (on
+ * a kernel with FUSE passthrough the handle's data path is the host file's
+ * own, not awfs): write, pwrite, a shared writable mapping, ftruncate,
+ * fallocate, copy_file_range, splice and sendfile into it, maybe after
+ * fcntl(F_SETFL, O_APPEND | O_DIRECT), maybe opened O_DIRECT. A byte
+ * written, or a call that reports success, is a violation anywhere.
+ */
+static void k_rohandle(struct worker *w)
+{
+	char p[PATH_LEN];
+	bool direct = coin(w, 30);
+	struct stat st;
+	loff_t off = 0;
+	int fd, pfd[2];
+	long n;
+	void *m;
+
+	pick_path(w, p, true);
+	op_begin(w, "open(%s, O_RDONLY%s)", p, direct ? "|O_DIRECT" : "");
+	fd = (int)op_end(w, open(p, O_RDONLY | O_NONBLOCK | (direct ? O_DIRECT : 0)));
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return;
+	}
+	if (coin(w, 30)) {
+		op_begin(w, "fcntl(%s, F_SETFL, O_APPEND|O_DIRECT)", p);
+		op_end(w, fcntl(fd, F_SETFL, O_APPEND | O_DIRECT | O_NONBLOCK));
+	}
+#define RO_TRY(what, expr, wrote)                                                                 \
+	do {                                                                                       \
+		op_begin(w, "%s(%s) through O_RDONLY", what, p);                                   \
+		n = op_end(w, (expr));                                                             \
+		if (wrote)                                                                         \
+			violation(w, "rohandle-" what, "%s through a handle of %s opened O_RDONLY succeeded (%ld)", \
+				  what, p, n);                                                     \
+	} while (0)
+	RO_TRY("write", write(fd, "W", 1), n > 0);
+	RO_TRY("pwrite", pwrite(fd, "W", 1, 0), n > 0);
+	RO_TRY("ftruncate", ftruncate(fd, 1), n == 0);
+	RO_TRY("fallocate", fallocate(fd, 0, 0, 4096), n == 0);
+	off = 0;
+	RO_TRY("copy_file_range", copy_file_range(fd, &off, fd, NULL, 1, 0), n > 0);
+	RO_TRY("sendfile", sendfile(fd, fd, &off, 1), n > 0);
+	if (pipe(pfd) == 0) {
+		if (write(pfd[1], "S", 1) == 1) {
+			off = 0;
+			RO_TRY("splice", splice(pfd[0], NULL, fd, &off, 1, SPLICE_F_NONBLOCK), n > 0);
+		}
+		close(pfd[0]);
+		close(pfd[1]);
+	}
+	op_begin(w, "mmap(%s, RW, MAP_SHARED) through O_RDONLY", p);
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	op_end(w, m == MAP_FAILED ? -1 : 0);
+	if (m != MAP_FAILED) {
+		munmap(m, 4096);
+		violation(w, "rohandle-mmap", "a shared writable mapping of %s opened O_RDONLY succeeded", p);
+	}
+#undef RO_TRY
+	close(fd);
+}
+
 static void k_chmod(struct worker *w)
 {
 	char p[PATH_LEN], proc[32];
@@ -1662,6 +1728,7 @@ static const struct kind_info kinds[K_NKINDS] = {
 	[K_STAT] = { "stat", 5, k_stat },
 	[K_STALE] = { "stale-view", 10, k_stale },
 	[K_STALEFIFO] = { "stale-fifo", 3, k_stalefifo },
+	[K_ROHANDLE] = { "ro-handle", 3, k_rohandle },
 	[K_COPYBIG] = { "copy-big", 0, k_copybig },
 	[K_SYNCBIG] = { "fsync-big", 0, k_syncbig },
 	[K_LISTBIG] = { "list-big", 0, k_listbig },

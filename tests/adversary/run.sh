@@ -259,6 +259,9 @@ group_alive() { [ -n "$(ps -e -o pgid= | awk -v g="$ADV_PID" '$1 == g')" ]; }
 # (the tree before, as the host has it: the mount covers it, masks and all)
 /usr/bin/python3 "$HERE/../integration/treediff.py" manifest "$SRC" $WRITABLE summary.md >"$T/before.json"
 mount_awfs -o xattr --audit "$T/audit.jsonl" --record-changes
+# the workers' handles are on the kernel's passthrough where it is offered
+# (src/passthrough.h): they attack that data path, and say which one it was
+echo "# $(grep -o 'data path: [^)]*' "$LOG" | head -1)"
 if [ "$SOURCE_KIND" = ramfs ]; then
 	check_match "a ramfs source: awfs lets the modes decide" "no POSIX ACLs there: modes alone decide access" \
 		"$(grep ' mounted ' "$LOG")"

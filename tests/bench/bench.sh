@@ -30,6 +30,12 @@
 #   BENCH_NO_INSTALL set to skip apt-get for missing tools
 #   BENCH_AWFS_RECORD set to run awfs with the change record on (--audit FILE
 #                    --record-changes), to compare with a run without it
+#   BENCH_UID        the uid the workloads run as (default 65534, nobody: an
+#                    agent is not root, and awfs gives root's handles no
+#                    passthrough; 0 runs them as root, as before issue 29)
+#   PASSTHROUGH_HP   libfuse's passthrough_hp (3.17 or later, built by hand
+#                    from libfuse's source) as the peer with passthrough; the
+#                    target passthrough_hp is skipped when unset
 #   AWFS, BENCH_BUILDDIR, BENCH_TOP_BUILDDIR, CC   set by `make bench`
 #
 # Each target gets its own fresh source directory under the work directory, on
@@ -47,8 +53,8 @@ TOP=$(cd "$HERE/../.." && pwd)
 
 # in the order they run within a repetition: what deletes, what only reads, what creates
 ALL_WORKLOADS="unlink rm mount stat json findcat lsR seqread_warm seqread_cold randread1 randread4 git_status append append_flood create untar seqwrite git_commit rules walk1m"
-ALL_TARGETS="native awfs awfs-ro bindfs fuse-overlayfs passthrough_ll"
-PEERS="bindfs fuse-overlayfs passthrough_ll"
+ALL_TARGETS="native awfs awfs-nopt awfs-ro bindfs fuse-overlayfs passthrough_ll passthrough_hp"
+PEERS="bindfs fuse-overlayfs passthrough_ll passthrough_hp"
 
 # ---------------------------------------------------------------- report
 # report DIR: results.tsv (+ workloads.tsv, header.md, footer.md) -> results.md
@@ -81,6 +87,8 @@ say() { printf '%s\n' "$*" >&8; }
 [ -c /dev/fuse ] || die "no /dev/fuse"
 
 REPS=${BENCH_REPS:-5}
+BUID=${BENCH_UID:-65534}
+case $BUID in ''|*[!0-9]*) die "BENCH_UID must be a uid (a number)" ;; esac
 SCALE=${BENCH_SCALE:-1}
 TIMEOUT=${BENCH_TIMEOUT:-900}
 NOFILE=${BENCH_NOFILE:-1048576}
@@ -133,6 +141,7 @@ WORKROOT=$(cd "$WORKROOT" && pwd)
 RUN=$WORKROOT/run.$$
 rm -rf "$RUN"
 mkdir -p "$RUN" || die "cannot create $RUN"
+mkdir -p "$RUN/u" && chown "${BENCH_UID:-65534}" "$RUN/u" || die "cannot create $RUN/u"	# the workloads' outputs and HOME
 chmod 755 "$WORKROOT" "$RUN"
 ERRLOG=$RUN/errors.log
 : >"$ERRLOG"
@@ -232,6 +241,13 @@ if [ ! -x "$AWFS" ]; then
 	[ -x "$AWFS" ] || die "no awfs binary at $AWFS (run make, or set AWFS)"
 fi
 
+# the workloads run as BENCH_UID (the fixtures are its, setup_target()); root does the rest
+AS=()
+[ "$BUID" != 0 ] && AS=(setpriv "--reuid=$BUID" "--regid=$BUID" --clear-groups env "HOME=$RUN/u")
+mkd() {	# mkd DIR...: mkdir, owned by the workloads' uid
+	mkdir "$@" && chown "$BUID:$BUID" "$@"
+}
+
 want_target() { case " $TARGETS " in *" $1 "*) return 0 ;; esac; return 1; }
 drop_target() { TARGETS=$(echo " $TARGETS " | sed "s/ $1 / /; s/^ *//; s/ *$//"); note "$1 not measured: $2"; }
 
@@ -258,6 +274,10 @@ if want_target passthrough_ll; then
 	else
 		drop_target passthrough_ll "no $ex (libfuse3-dev)"
 	fi
+fi
+PHP=${PASSTHROUGH_HP:-}
+if want_target passthrough_hp && { [ -z "$PHP" ] || [ ! -x "$PHP" ]; }; then
+	drop_target passthrough_hp "PASSTHROUGH_HP ${PHP:+($PHP) }unset or not a program (libfuse 3.17 or later, built by hand: tests/bench/README.md)"
 fi
 want_target bindfs && ! need bindfs bindfs && drop_target bindfs "bindfs not installed and apt-get failed"
 want_target fuse-overlayfs && ! need fuse-overlayfs fuse-overlayfs && drop_target fuse-overlayfs "fuse-overlayfs not installed and apt-get failed"
@@ -329,7 +349,7 @@ targets_for() {
 		case $w:$t in
 		rules:native|rules:awfs|walk1m:native|walk1m:awfs) ;;
 		rules:*|walk1m:*) continue ;;
-		mount:native|mount:awfs-ro) continue ;;
+		mount:native|mount:awfs-ro|mount:awfs-nopt) continue ;;
 		append_flood:native|append_flood:awfs) ;;
 		append_flood:*) continue ;;
 		append:awfs-ro|create:awfs-ro|unlink:awfs-ro|untar:awfs-ro|rm:awfs-ro|seqwrite:awfs-ro|git_*:awfs-ro) continue ;;
@@ -411,12 +431,21 @@ prepare_dir() { mkdir -p "$1/src/rw" "$1/src/ro" "$1/mnt" "$1/lower" "$1/work"; 
 mount_cmd() {
 	local t=$1 d=$2
 	case $t in
+	awfs-nopt) CMD=("$AWFS" "$d/mnt" --policy "$POLICY" --source "$d/src" -f -o passthrough=off) ;;
 	awfs|awfs-ro) CMD=("$AWFS" "$d/mnt" --policy "$POLICY" --source "$d/src" -f)
 		# the change record (changes.h), for its cost: BENCH_AWFS_RECORD=1
 		[ -n "${BENCH_AWFS_RECORD:-}" ] && CMD+=(--audit "$d/audit.jsonl" --record-changes) ;;
 	bindfs) CMD=(bindfs -f "$d/src" "$d/mnt") ;;
 	fuse-overlayfs) CMD=(fuse-overlayfs -f -o "lowerdir=$d/lower,upperdir=$d/src,workdir=$d/work" "$d/mnt") ;;
 	passthrough_ll) CMD=("$PLL" -f -o "source=$d/src" "$d/mnt") ;;
+	passthrough_hp) CMD=("$PHP" --foreground "$d/src" "$d/mnt") ;;
+	esac
+	# the peers' mounts let only root in unless told otherwise (awfs always
+	# lets others in: allow_other, with the kernel's permission checks)
+	case $t:$BUID in
+	awfs*|*:0) ;;
+	passthrough_hp:*) CMD+=(-o allow_other) ;;
+	*) CMD+=(-o allow_other) ;;
 	esac
 }
 
@@ -444,6 +473,7 @@ setup_target() {
 	if needs_fixture "$t" repo; then
 		mkdir -p "$f/repo" && tar -xf "$REPOTAR" -C "$f/repo" || die "fixture repo for $t"
 	fi
+	chown -R "$BUID:$BUID" "$b/src"	# the workloads' own, as an agent's tree is
 }
 
 mount_target() {
@@ -484,20 +514,21 @@ bg() {
 }
 # tm CMD...: a self-timing bench-helper command; its stdout (seconds) -> SEC
 tm() {
-	bg timeout -k 5 "$TIMEOUT" "$@" >"$RUN/out" 2>>"$ERRLOG" || return 1
+	bg timeout -k 5 "$TIMEOUT" "${AS[@]}" "$@" >"$RUN/out" 2>>"$ERRLOG" || return 1
 	read -r SEC <"$RUN/out"
 }
 # tx CMD...: time an external command with bench-helper time (stdout discarded) -> SEC
 tx() {
-	bg timeout -k 5 "$TIMEOUT" "$HELPER" time "$RUN/out" "$@" >/dev/null 2>>"$ERRLOG" || return 1
+	bg timeout -k 5 "$TIMEOUT" "${AS[@]}" "$HELPER" time "$RUN/u/out" "$@" >/dev/null 2>>"$ERRLOG" || return 1
+	cp "$RUN/u/out" "$RUN/out"
 	read -r SEC <"$RUN/out"
 }
-untimed() { bg timeout -k 5 "$TIMEOUT" "$@" >/dev/null 2>>"$ERRLOG"; }
+untimed() { bg timeout -k 5 "$TIMEOUT" "${AS[@]}" "$@" >/dev/null 2>>"$ERRLOG"; }
 drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 
 fio_rr() {	# fio_rr FILE JOBS -> SEC (fio's own read runtime, ms resolution)
 	local out
-	bg timeout -k 5 "$TIMEOUT" "$FIO" --name=randread --filename="$1" --readonly --rw=randread \
+	bg timeout -k 5 "$TIMEOUT" "${AS[@]}" "$FIO" --name=randread --filename="$1" --readonly --rw=randread \
 		--bs=4k --ioengine=psync --numjobs="$2" --io_size=$((RR_OPS * 4096 / $2)) \
 		--size="${SEQ_MIB}M" --invalidate=0 --randrepeat=1 --norandommap --group_reporting \
 		--output-format=terse --terse-version=3 >"$RUN/out" 2>>"$ERRLOG" || return 1
@@ -531,7 +562,7 @@ setup_append_flood() {
 run_append_flood() {
 	local f rc
 	if [ "$1" = native ]; then f=$RUN/native/rofl/flood; else f=${MNT[$1]}/ro/flood; fi
-	"$HELPER" flood "$f" "$RUN/flood.out" 2>>"$ERRLOG" &
+	"${AS[@]}" "$HELPER" flood "$f" "$RUN/u/flood.out" 2>>"$ERRLOG" &
 	FLOOD=$!
 	sleep 0.2	# flooding before the first append
 	run_append "$@"
@@ -540,11 +571,11 @@ run_append_flood() {
 	wait "$FLOOD" || rc=1
 	FLOOD=""
 	[ "$rc" = 0 ] && printf 'append_flood\t%s\t%s\trefused writes during the run: %s\n' "$1" "$2" \
-		"$(cat "$RUN/flood.out")" >>"$RUN/flood.log"
+		"$(cat "$RUN/u/flood.out")" >>"$RUN/flood.log"
 	return $rc
 }
 teardown_append_flood() { teardown_append "$@"; }
-setup_create() { rm -rf "${WD[$1]}/create.$2" && mkdir "${WD[$1]}/create.$2"; }
+setup_create() { rm -rf "${WD[$1]}/create.$2" && mkd "${WD[$1]}/create.$2"; }
 run_create() { tm "$HELPER" create "${WD[$1]}/create.$2" "$N_META"; }
 teardown_create() { :; }	# unlink of the next repetition removes them
 # unlink and rm remove what create and untar made in the previous repetition
@@ -552,7 +583,7 @@ teardown_create() { :; }	# unlink of the next repetition removes them
 setup_unlink() {
 	local d=${WD[$1]}/create.$(($2 - 1))
 	[ -e "$d/f$(printf %06d $((N_META - 1)))" ] && return 0
-	rm -rf "$d" && mkdir "$d" && untimed "$HELPER" create "$d" "$N_META"
+	rm -rf "$d" && mkd "$d" && untimed "$HELPER" create "$d" "$N_META"
 }
 run_unlink() { tm "$HELPER" unlink "${WD[$1]}/create.$(($2 - 1))" "$N_META"; }
 teardown_unlink() { rmdir "${WD[$1]}/create.$(($2 - 1))"; }
@@ -560,13 +591,13 @@ setup_stat() { :; }
 run_stat() { tm "$HELPER" stat "${WD[$1]}/stat" "$N_META"; }
 setup_json() { :; }
 run_json() { tm "$HELPER" readfiles "${WD[$1]}/json" "$N_JSON"; }
-setup_untar() { rm -rf "${WD[$1]}/untar.$2" && mkdir "${WD[$1]}/untar.$2"; }
+setup_untar() { rm -rf "${WD[$1]}/untar.$2" && mkd "${WD[$1]}/untar.$2"; }
 run_untar() { tx tar -x --no-same-owner -f "$TARBALL" -C "${WD[$1]}/untar.$2"; }
 teardown_untar() { :; }	# rm of the next repetition removes it
 setup_rm() {
 	local d=${WD[$1]}/untar.$(($2 - 1))
 	[ -d "$d" ] && return 0
-	mkdir "$d" && untimed tar -x --no-same-owner -f "$TARBALL" -C "$d"
+	mkd "$d" && untimed tar -x --no-same-owner -f "$TARBALL" -C "$d"
 }
 run_rm() { tx rm -rf "${WD[$1]}/untar.$(($2 - 1))"; }
 setup_findcat() { :; }
@@ -591,6 +622,7 @@ setup_git_commit() {
 	untimed git -C "$r" status || return 1	# a fresh index, as after the agent's last git status
 	while read -r f; do echo "changed in repetition $2" >>"$r/$f" || return 1; done <"$r/.git/bench-changed"
 	for i in 1 2 3 4 5; do echo "new file $i of repetition $2" >"$r/new-$2-$i.txt" || return 1; done
+	chown "$BUID:$BUID" "$r"/new-"$2"-*.txt
 }
 run_git_commit() { tx sh -c 'cd "$1" && git add -A && git commit -q -m "repetition $2"' sh "${WD[$1]}/repo" "$2"; }
 
@@ -927,7 +959,7 @@ dur=$((END - START))
 	echo "- $REPS repetitions, targets interleaved and their order rotated each repetition; a cell is the median (min–max) over the repetitions of target time / native time of the same repetition; native is shown as its absolute time. Before every run (untimed): \`sync; echo 2 > /proc/sys/vm/drop_caches\` (dentries and inodes: the same kernel cache state whatever ran before, and the daemons that hold an fd per cached inode stay below the open file limit); \`sync\` after every run. Warm workloads (marked warm): dropped once, then one untimed warm-up pass on every target, a ${WARM_PAUSE} s pause (longer than the daemons' default 1 s timeouts: what is measured is what stays cached between an agent's accesses), then the timed runs in the same order. A repetition runs the deleting workloads first (unlink and rm remove what the previous repetition's create and untar made; made untimed for the first), then the reading ones, then the creating ones, at least ${SETTLE} s after the last deletion: on an ext4 without a journal (the work directory's: $(fs_journal)) the inode allocator skips, one by one, every inode deleted in the last 60 s (360 s while its inode-table block is dirty) whose inode-table block is cached (fs/ext4/ialloc.c recently_deleted()), which made 10,000 creates right after the benchmark's own deletions take 2–5 s instead of 0.15 s on whichever target came next."
 	echo "- timing: CLOCK_MONOTONIC around the workload's own loop (bench-helper) or around the command (tar, find, ls, rm, git);$( [ -n "$FIO" ] && echo " random reads: fio $($FIO --version | sed 's/^fio-//') psync, its own read runtime (ms resolution), --invalidate=0;") seqwrite: open, 1 MiB writes, fsync, close inside the timed region"
 	echo "- sizes: BENCH_SCALE=$SCALE$( [ "$SCALE" = 1 ] && echo " (the sizes of issue 5; sequential files ${SEQ_MIB} MiB, the untarred tree is a generated source-like tree, deterministic)" || echo " (**scaled** from the issue's sizes)")"
-	echo "- daemons: open file limit $(ulimit -n) (awfs and passthrough_ll hold an fd per inode the kernel caches); workloads run as root"
+	echo "- daemons: open file limit $(ulimit -n) (awfs and passthrough_ll hold an fd per inode the kernel caches); workloads run as uid $BUID$([ "$BUID" = 0 ] && echo " (root)") (BENCH_UID), on fixtures that uid owns"
 	echo "- load average (1, 5, 15 min) at the start: $LOAD_START, at the end: $(cut -d' ' -f1-3 /proc/loadavg) (anything else running adds noise)"
 	echo "- duration: $((dur / 60)) min $((dur % 60)) s; libfuse $(pkg-config --modversion fuse3 2>/dev/null)$(want_target bindfs && echo ", $(bindfs --version 2>/dev/null | head -1)")$(want_target fuse-overlayfs && echo ", $(fuse-overlayfs --version 2>/dev/null | grep -m1 '^fuse-overlayfs')"), $(git --version 2>/dev/null)"
 	echo

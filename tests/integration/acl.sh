@@ -60,7 +60,7 @@ mount_ramfs "$SRC"
 lay_tree "$SRC"
 check "ramfs keeps no ACLs (the host's own answer)" "EOPNOTSUPP" "$(probe getxattr "$SRC/ro/file" system.posix_acl_access)"
 mount_awfs
-check_match "the mount line says modes alone decide" "\(source $SRC, no POSIX ACLs there: modes alone decide access\): masked" "$(line)"
+check_match "the mount line says modes alone decide" "\(source $SRC, no POSIX ACLs there: modes alone decide access; data path: [^)]*\): masked" "$(line)"
 expect "a root-owned directory is listed by the agent" "OK:dir,file,mine" readdir "$MNT/ro"
 expect "a root-owned file is read by the agent" "OK:RODATA\x0a" read "$MNT/ro/file"
 expect "a root-owned directory below is looked up" "OK:INNER\x0a" read "$MNT/ro/dir/f"
@@ -86,7 +86,7 @@ chmod 755 "$SRC2/ro/sub/d"
 chmod 644 "$SRC2/ro/sub/d/f"
 MNT="$SRC2"
 mount_awfs
-check_match "the mount line says the source's ACLs are enforced" "\(source $SRC2, its POSIX ACLs enforced\): masked" "$(line)"
+check_match "the mount line says the source's ACLs are enforced" "\(source $SRC2, its POSIX ACLs enforced; data path: [^)]*\): masked" "$(line)"
 expect "a file granted to the agent by ACL is read" "OK:LOG\x0a" read "$MNT/granted.log"
 expect "a file granted to the agent by ACL is appended to" "OK" append "$MNT/granted.log" "agent line"
 check "the append reached the host" "LOG
@@ -113,7 +113,7 @@ chmod 644 "$SRC3/ro/acl/denied"
 setfacl -m "u:$AGENT_UID:---" "$SRC3/ro/acl/denied" || skip "tmpfs keeps no ACLs here"
 SRC=$SRC3
 mount_beside
-check_match "the mount line speaks of the source's root" "\(source $SRC3, no POSIX ACLs there: modes alone decide access\): masked" "$(line)"
+check_match "the mount line speaks of the source's root" "\(source $SRC3, no POSIX ACLs there: modes alone decide access; data path: [^)]*\): masked" "$(line)"
 expect "the ACL below denies the agent" "EACCES" read "$MNT/ro/acl/denied"
 expect "and the ramfs part above is still served by its modes" "OK:RODATA\x0a" read "$MNT/ro/file"
 mount -t tmpfs -o mode=755 tmpfs "$SRC3/ro/late" || skip "cannot mount tmpfs"
@@ -148,7 +148,7 @@ chmod 644 "$T/proc.conf"
 POLICY=$T/proc.conf LOG=$T/proc.log SRC=/proc/sys
 mount_beside
 check "procfs as the source: awfs mounts" "yes" "$(is_mounted "$MNT" && echo yes)"
-check_match "procfs as the source: the mount line says it is refused" "\(source /proc/sys, no POSIX ACLs there, and checks of its own: others than an object's owner are refused\)" "$(line)"
+check_match "procfs as the source: the mount line says it is refused" "\(source /proc/sys, no POSIX ACLs there, and checks of its own: others than an object's owner are refused; data path: [^)]*\)" "$(line)"
 check_match "and a warning says why" "keeps no POSIX ACLs and is procfs, whose permission checks go beyond its modes" "$(cat "$LOG")"
 expect "the agent reading a world-readable file there: closed" "EOPNOTSUPP" read "$MNT/kernel/hostname"
 unmount_awfs

@@ -34,6 +34,8 @@ echo "kept as it is" >"$SRC/cache-memory/keep.md"
 echo "rewritten with the same bytes" >"$SRC/cache-memory/same.md"
 echo "memory 1" >"$SRC/comment-memory/1.md"
 echo "memory 2" >"$SRC/comment-memory/2.md"
+echo "memory 3, rewritten in place" >"$SRC/comment-memory/3.md"
+echo "memory 4, opened for writing and left alone" >"$SRC/comment-memory/4.md"
 for i in 1 2 3 4 5 6; do echo "to be cut $i" >"$SRC/comment-memory/cut$i"; done
 echo "old log" >"$SRC/sandbox/agent/logs/old.log"
 for i in 1 2 3; do echo "file $i" >"$T/rsrc/f$i"; done
@@ -95,6 +97,17 @@ os.close(os.open(d + "/cut5", os.O_RDONLY | os.O_TRUNC))
 r = os.open(d + "/cut6", os.O_RDONLY); w = os.open(d + "/cut6", os.O_WRONLY); os.ftruncate(w, 3); os.close(w); os.close(r)
 PY
 check "six ways to truncate" "0" "$?"
+
+# a rewrite in place through a handle opened without O_TRUNC or O_APPEND
+# (on the kernel's passthrough where it is offered: its writes never reach
+# awfs), and a handle opened for writing that writes nothing
+as_agent /usr/bin/python3 - "$MNT/comment-memory" <<'PY'
+import os, sys
+d = sys.argv[1]
+fd = os.open(d + "/3.md", os.O_RDWR); os.pwrite(fd, b"MEMORY", 0); os.close(fd)
+fd = os.open(d + "/4.md", os.O_RDWR); os.pread(fd, 6, 0); os.close(fd)
+PY
+check "a rewrite in place, and a handle that writes nothing" "0" "$?"
 
 # plain changes
 as_agent sh -c "cd '$MNT' && mv cache-memory/notes/a.md cache-memory/notes/a-old.md && rm comment-memory/1.md &&

@@ -208,10 +208,11 @@ c_beneath() {	# host_beneath: a read-only link's target is looked at as the call
 	check "  ... nothing made on the host" absent "$([ -L "$H/lr/priv" ] && echo present || echo absent)"
 }
 c_writer() {	# a thread keeps a writer's fsuid between writes (host_as_writer()): never for other requests
+	# (appended: a handle opened O_APPEND is served by awfs, passthrough or not)
 	local d=$1/writer && mkdir -m 777 "$H/$d" && mkdir -m 700 "$H/$d/priv" && echo ROOT >"$H/$d/priv/f"
 	check "$2: 300 small writes by the agent" 300 \
 		"$(as_agent /usr/bin/python3 -c 'import os, sys
-fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o644)
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 print(sum(os.write(fd, b"w") for _ in range(300))); os.close(fd)' "$M/$d/w" 2>&1)"
 	check "$2: ... then root reads a file in a directory only root may search (a lookup as the daemon)" ROOT \
 		"$(cat "$M/$d/priv/f" 2>&1)"
@@ -261,7 +262,7 @@ c_temprename() {	# host_rename of the temporary onto the rule
 	aprobe unlink "$t" >/dev/null
 }
 
-# the reserve: $RH is a loop ext4 the agent filled, served at $RM
+# the reserve: $SRC is a loop ext4 the agent filled, served at $RM
 c_write() {	# WRITE
 	check "$2: a 1 MiB write by the agent into root's reserve: ENOSPC" "ENOSPC" \
 		"$(as_agent dd if=/dev/zero of="$RM/rw/w" bs=1M count=1 conv=fsync 2>&1 | grep -o 'No space left on device' | head -1 | sed 's/No space left on device/ENOSPC/')"
@@ -272,9 +273,12 @@ c_fallocate() {	# FALLOCATE
 c_copyrange() {	# COPY_FILE_RANGE
 	expect "$2: copy_file_range of 1 MiB: ENOSPC" ENOSPC copy "$RM/rw/src1m" "$RM/rw/cp"
 }
-c_mapped() {	# WRITE from the kernel's writeback of a shared mapping (uid 0)
-	check "$2: a shared mapping written and synced: the writeback fails" "OSError" \
-		"$(as_agent /usr/bin/python3 -c 'import mmap, os, sys
+c_mapped() {	# a shared mapping's writeback: WRITE (uid 0) through awfs, or the passthrough file's own
+	# through awfs the writeback fails (msync: OSError); on a passthrough
+	# file the fault itself fails, as on the host (SIGBUS); either way no
+	# page lands in the reserve
+	local got
+	got=$(as_agent /usr/bin/python3 -c 'import mmap, os, sys
 fd = os.open(sys.argv[1], os.O_RDWR)
 m = mmap.mmap(fd, 1 << 20)
 m[:] = b"x" * (1 << 20)
@@ -282,9 +286,21 @@ try:
     m.flush()
     print("synced")
 except OSError:
-    print("OSError")' "$RM/rw/sparse" 2>&1 | tail -1)"
+    print("OSError")' "$RM/rw/sparse" 2>&1 | tail -1)
+	case $got in *OSError* | *"Bus error"*) got=refused ;; esac
+	check "$2: a shared mapping written and synced: refused (msync's OSError, or the fault's SIGBUS)" refused "$got"
+	check "$2: ... none of its pages reached the file" 0 "$(tr -cd x <"$SRC/rw/sparse" | wc -c)"
 }
-RESERVE="write fallocate copyrange mapped"
+c_rootheld() {	# the backing file's credentials, with root's handle of the file open first
+	# (with passthrough, the kernel gives every handle of a file the
+	# credentials of the one that registered its backing file: root's
+	# must never be those)
+	exec 8<>"$RM/rw/held"
+	check "$2: root holds the file open; the agent's 1 MiB write: ENOSPC" "ENOSPC" \
+		"$(as_agent dd if=/dev/zero of="$RM/rw/held" bs=1M count=1 conv=fsync,notrunc 2>&1 | grep -o 'No space left on device' | head -1 | sed 's/No space left on device/ENOSPC/')"
+	exec 8>&-
+}
+RESERVE="write fallocate copyrange mapped rootheld"
 
 WRITABLE="create mkdir mknod symlink link unlink rmdir rename chmod chown truncate utimens open setxattr removexattr groups beneath writer"
 TEMPS="tmpfile templink temprename"
@@ -350,7 +366,7 @@ if [ -n "$need_reserve" ] && command -v mkfs.ext4 >/dev/null && command -v loset
 	chmod 755 "$SRC" && mkdir -m 755 "$SRC/rw" && chown "$u:$u" "$SRC/rw"
 	as_agent dd if=/dev/zero of="$SRC/rw/src1m" bs=1M count=1 status=none
 	as_agent truncate -s 1M "$SRC/rw/sparse"
-	as_agent touch "$SRC/rw/fa"
+	as_agent touch "$SRC/rw/fa" "$SRC/rw/held"
 	as_agent dd if=/dev/zero of="$SRC/rw/fill" bs=1M count=64 status=none 2>/dev/null
 	sync
 	as_agent dd if=/dev/zero of="$SRC/rw/fill2" bs=4k count=16384 status=none 2>/dev/null
@@ -359,15 +375,21 @@ if [ -n "$need_reserve" ] && command -v mkfs.ext4 >/dev/null && command -v loset
 	POLICY="$T/rsv.conf"
 	write_policy 'version = 1;
 allow_write = ( { path = "rw"; reason = "the agent'"'"'s scratch"; } );'
-	mount_awfs --source "$SRC"
-	RM=$MNT
-	for c in $RESERVE; do
-		wanted "$c" && "c_$c" reserve "reserve: $c"
+	# twice: the agent's handles on the kernel's passthrough (the backing
+	# file's credentials), then through awfs (its data calls)
+	for pt in on off; do
+		mount_awfs --source "$SRC" -o passthrough=$pt
+		RM=$MNT
+		[ $pt = on ] && ! grep -q "data path: the kernel's passthrough" "$LOG" &&
+			echo "# this kernel offers no passthrough: the first round is served through awfs too"
+		for c in $RESERVE; do
+			wanted "$c" && "c_$c" reserve "reserve (passthrough=$pt): $c"
+		done
+		check "reserve (passthrough=$pt): ... root's own write through awfs still lands there" OK \
+			"$(dd if=/dev/zero of="$RM/rw/root" bs=1M count=1 conv=fsync status=none 2>&1 && echo OK)"
+		unmount_awfs
+		check "awfs stopped cleanly (reserve, passthrough=$pt)" 0 "$AWFS_RC"
 	done
-	check "reserve: ... root's own write through awfs still lands there" OK \
-		"$(dd if=/dev/zero of="$RM/rw/root" bs=1M count=1 conv=fsync status=none 2>&1 && echo OK)"
-	unmount_awfs
-	check "awfs stopped cleanly (reserve)" 0 "$AWFS_RC"
 	umount "$SRC" && MNT="" && SRC=$SRC_MAIN
 elif [ -n "$need_reserve" ]; then
 	echo "# no loop device or mkfs.ext4 here: the reserve cases (write, fallocate, copy_file_range, writeback) not run"

@@ -6,7 +6,7 @@ require_mount_env
 make_tmp
 out=$(AWFS_BIN="$AWFS" bash "$AWFS_TESTS/../contrib/demo.sh" "$T/demo" </dev/null 2>&1); rc=$?
 check "the demo exits 0" "0" "$rc"
-check_match "the demo mounts with the default policy" "awfs: mounted $T/demo \(source $T/demo, its POSIX ACLs enforced\): masked: mcp-logs, sandbox/firewall/logs" "$out"
+check_match "the demo mounts with the default policy" "awfs: mounted $T/demo \(source $T/demo, its POSIX ACLs enforced; data path: [^)]*\): masked: mcp-logs, sandbox/firewall/logs" "$out"
 check_match "a masked log is not there" "gateway.log: No such file or directory" "$out"
 check_match "a payload is readable" '\{"items":\[1,2,3\]\}' "$out"
 check "a pass-through write is on the host" "a note for later" "$(cat "$T/demo/cache-memory/notes.md")"

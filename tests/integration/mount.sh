@@ -221,14 +221,14 @@ check "create = \"file\" made an empty file" "regular empty file $AGENT_UID:$AGE
 expect "  ... and it is writable" "OK" write "$MNT/deep/summary.md" "# summary"
 expect "a docker-only mask applies with --runtime docker" "ENOENT" read "$MNT/work/compose.yml"
 check "create = true made every level" "dir" "$(stat -c %F "$MNT/deep/a/b" | sed 's/directory/dir/')"
-check_match "the mount line summarises the boundary" "mounted $MNT \(source $SRC, runtime docker, its POSIX ACLs enforced\): masked: work; writable: deep/a/b, deep/summary.md; read-only: none \(everything else is read-only\); unclassified: " "$(cat "$LOG")"
+check_match "the mount line summarises the boundary" "mounted $MNT \(source $SRC, runtime docker, its POSIX ACLs enforced; data path: [^)]*\): masked: work; writable: deep/a/b, deep/summary.md; read-only: none \(everything else is read-only\); unclassified: " "$(cat "$LOG")"
 check_match "unclassified entries are listed at mount" "unclassified: .*rootfile" "$(cat "$LOG")"
 unmount_awfs
 check "clean unmount exits 0" "0" "$AWFS_RC"
 : >"$LOG"
 mount_awfs
 expect "without --runtime the docker-only mask does not apply" "OK:TOKEN\x0a" read "$MNT/work/compose.yml"
-check_match "the mount line has no runtime" "mounted $MNT \(source $SRC, its POSIX ACLs enforced\): masked: none" "$(cat "$LOG")"
+check_match "the mount line has no runtime" "mounted $MNT \(source $SRC, its POSIX ACLs enforced; data path: [^)]*\): masked: none" "$(cat "$LOG")"
 unmount_awfs
 
 # the request loop: the listener serves most requests and polls for spin

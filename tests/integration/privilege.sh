@@ -47,6 +47,11 @@ check "  ... no-new-privileges" "NoNewPrivs: 1" "$(printf '%s\n' "$st" | grep No
 check "  ... a seccomp filter" "Seccomp: 2" "$(printf '%s\n' "$st" | grep 'Seccomp:')"
 check "  ... every thread permitted the same" "1" \
 	"$(cat /proc/$AWFS_PID/task/*/status | grep -E '^CapPrm' | sort -u | wc -l)"
+# the kernel's passthrough: its ioctls make CAP_SYS_ADMIN effective on the
+# thread serving an open or a release, for the ioctl alone
+as_agent sh -c 'dd if=/dev/zero of="$1" bs=64k count=8 status=none && cat "$1" >/dev/null' _ "$W/pt-probe"
+check "after the agent's files were opened and released (passthrough where offered): every thread's CapEff is 080000df" \
+	"CapEff: 00000000080000df" "$(cat /proc/$AWFS_PID/task/*/status | grep -E '^CapEff' | sort -u | tr -s '\t ' ' ')"
 
 # ------------------------------------------------------------ stale views
 expect "O_RDWR|O_CREAT through a view held across a rename, onto a root-only file: EACCES" \

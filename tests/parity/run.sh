@@ -157,7 +157,7 @@ echo "# host-user: the agent's unit made by $HOST_USER_HOW"
 transcript host-user
 compare host-user "$T/host-user.txt"
 check "host-user: awfs mounted with the runtime named" "yes" \
-	"$(grep -q "(source $T/h, runtime host-user, its POSIX ACLs enforced)" "$T/host-user.log" && echo yes)"
+	"$(grep -q "(source $T/h, runtime host-user, its POSIX ACLs enforced; data path: " "$T/host-user.log" && echo yes)"
 check "host-user: the rest of the file system is read-only to the agent" "unit-rootfs: Read-only file system" \
 	"$(grep '^unit-rootfs: ' "$T/host-user.raw")"
 check "host-user: the homes are hidden" "unit-home: 0 entries" "$(grep '^unit-home: ' "$T/host-user.raw")"
@@ -205,6 +205,7 @@ for share in awf acls; do
 	# mkdir, mknod, symlink, link); other calls reach awfs as virtiofsd's root
 	check "$name: a denial in the guest is logged on the host with op, path and guest uid" "yes" \
 		"$(grep -Eq "denied create for pid [0-9]+ \(\"virtiofsd\"\) uid $AGENT gid $AGENT by read_only rule \"ro\" \([^)]*\); EROFS: \"$T/v/ro/new\": its directory \"$T/v/ro\" is read-only by read_only rule \"ro\"" "$T/$name.log" && echo yes)"
+	check_match "$name: the host's awfs names its data path" "data path: (the kernel's passthrough|through awfs)" "$(grep ' mounted ' "$T/$name.log")"
 	check "$name: an open for writing in the guest is logged on the host too" "yes" \
 		"$(grep -Eq "denied open\(O_WRONLY\) for pid [0-9]+ \(\"virtiofsd\"\) .*; EROFS: \"$T/v/ro/file\":" "$T/$name.log" && echo yes)"
 	work=$(sed -n 's/.*work dir kept: //p' "$T/$name.err")
@@ -239,7 +240,9 @@ for share in awf acls; do
 	else
 		acls="its POSIX ACLs enforced"
 	fi
-	check "$name: awfs in the guest says what the share keeps" "guest-acls: , runtime guest, $acls)" \
+	# ... and its data path: the 6.1 kernel offers no passthrough
+	check "$name: awfs in the guest says what the share keeps, and that its data path is its own" \
+		"guest-acls: , runtime guest, $acls; data path: through awfs, this kernel offers no FUSE passthrough: it needs Linux 6.9 or later, CONFIG_FUSE_PASSTHROUGH)" \
 		"$(grep '^guest-acls: ' "$T/$name.raw" | tr -d '\r')"
 done
 finish

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * passthrough.c - the mount's passthrough state (see passthrough.h).
+ */
+#include "passthrough.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "host.h"
+#include "log.h"
+
+#define MAGIC_OVERLAYFS 0x794c7630
+#define MAGIC_ECRYPTFS 0xf15f
+#define MAGIC_FUSE 0x65735546
+
+static struct {
+	bool wanted;
+	int devfd;
+	uint32_t depth;		/* max_stack_depth asked for */
+	enum pt_mode mode;
+	char why[200];		/* PT_OFF_FAILED: what the kernel said */
+	uint64_t live, registered, handles;
+} pt = { .devfd = -1 };
+
+void pt_configure(bool wanted, int devfd, int root_fd)
+{
+	struct statfs sf;
+
+	pt.wanted = wanted;
+	pt.devfd = devfd;
+	/*
+	 * The kernel refuses a backing file whose file system is stacked as
+	 * deep as the depth awfs declares, and awfs's own mount is then that
+	 * deep (nothing may be stacked on it past the kernel's limit, 2). A
+	 * plain file system is depth 0: declare 1. A source that may itself
+	 * be stacked (overlayfs: a Docker container's own tree; ecryptfs;
+	 * another FUSE file system with passthrough) is 1: declare 2, the
+	 * most there is. A source deeper than that fails its first
+	 * registration (ELOOP), and awfs serves the data path itself.
+	 */
+	pt.depth = 1;
+	if (fstatfs(root_fd, &sf) == 0 &&
+	    (sf.f_type == MAGIC_OVERLAYFS || sf.f_type == MAGIC_ECRYPTFS || sf.f_type == MAGIC_FUSE))
+		pt.depth = 2;
+}
+
+uint32_t pt_negotiate(bool offered)
+{
+	if (!pt.wanted)
+		pt.mode = PT_OFF_OPTION;
+	else if (!offered)
+		pt.mode = PT_OFF_KERNEL;
+	else if (geteuid() != 0)
+		pt.mode = PT_OFF_PRIV;
+	else
+		pt.mode = PT_ON;
+	return pt.mode == PT_ON ? pt.depth : 0;
+}
+
+enum pt_mode pt_mode(void)
+{
+	return pt.mode;
+}
+
+bool pt_on(void)
+{
+	return pt.mode == PT_ON;
+}
+
+const char *pt_mode_text(void)
+{
+	switch (pt.mode) {
+	case PT_ON:
+		return "data path: the kernel's passthrough, open files read and written on the host file without awfs";
+	case PT_OFF_OPTION:
+		return "data path: through awfs, as -o passthrough=off asks";
+	case PT_OFF_KERNEL:
+		return "data path: through awfs, this kernel offers no FUSE passthrough: it needs Linux 6.9 or later, CONFIG_FUSE_PASSTHROUGH";
+	case PT_OFF_PRIV:
+		return "data path: through awfs, not root: the kernel registers passthrough files only for CAP_SYS_ADMIN";
+	case PT_OFF_FAILED:
+		return pt.why;
+	case PT_UNDECIDED:
+		break;
+	}
+	return "data path: through awfs";
+}
+
+const char *pt_mode_word(void)
+{
+	switch (pt.mode) {
+	case PT_ON:
+		return "passthrough";
+	case PT_OFF_OPTION:
+		return "awfs (passthrough=off)";
+	case PT_OFF_KERNEL:
+		return "awfs (not offered by the kernel)";
+	case PT_OFF_PRIV:
+		return "awfs (not root)";
+	case PT_OFF_FAILED:
+		return "awfs (passthrough failed)";
+	case PT_UNDECIDED:
+		break;
+	}
+	return "awfs";
+}
+
+int pt_register(int fd, uid_t uid, gid_t gid)
+{
+	int id = 0, err;
+
+	if (pt.mode != PT_ON)
+		return -EOPNOTSUPP;
+	err = host_backing_open(pt.devfd, fd, uid, gid, &id);
+	if (!err) {
+		pt.live++;
+		pt.registered++;
+		return id;
+	}
+	/*
+	 * What would fail for every file: not permitted (no CAP_SYS_ADMIN
+	 * left to raise), a source stacked too deep, an ioctl this kernel
+	 * does not know. Anything else (no memory, a file the kernel will not
+	 * take) fails this file alone, which awfs then serves itself.
+	 */
+	if (err == EPERM || err == ELOOP || err == ENOTTY || err == ENOSYS) {
+		pt.mode = PT_OFF_FAILED;
+		snprintf(pt.why, sizeof(pt.why),
+			 "data path: through awfs from now on, the kernel refused a passthrough file: %s%s",
+			 strerror(err), err == ELOOP ? ": the source is stacked too deep" : "");
+		log_msg(AWFS_LOG_WARN, "%s", pt.why);
+	}
+	return -err;
+}
+
+void pt_unregister(int id)
+{
+	int err = host_backing_close(pt.devfd, id);
+
+	if (err)	/* the kernel keeps it until the unmount: said, not fatal */
+		log_msg(AWFS_LOG_WARN, "cannot release the passthrough file %d: %s", id, strerror(err));
+	else
+		pt.live--;
+}
+
+uint64_t pt_live(void)
+{
+	return pt.live;
+}
+
+uint64_t pt_handles(void)
+{
+	return pt.handles;
+}
+
+void pt_count_handle(void)
+{
+	pt.handles++;
+}
+
+void pt_fini(void)
+{
+	if (pt.registered == 0 && pt.mode != PT_ON)
+		return;
+	log_msg(AWFS_LOG_INFO, "passthrough: %llu handles served, %llu backing files registered, %llu still registered at unmount (the kernel drops them with the connection)",
+		(unsigned long long)pt.handles, (unsigned long long)pt.registered,
+		(unsigned long long)pt.live);
+}

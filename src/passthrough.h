@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * passthrough.h - the kernel's FUSE passthrough, spoken without libfuse.
+ *
+ * With it (Linux 6.9 and later, protocol 7.40) an open file's reads,
+ * writes, splices and mappings go from the kernel straight to a host file
+ * awfs registered (a "backing file"); its open, release, fsync, fallocate,
+ * copy_file_range, lseek and every attribute change still come to awfs.
+ * libfuse 3.14 knows nothing of it: loop.c accepts it in INIT's reply and
+ * puts the backing id into OPEN's and CREATE's (loop_set_backing()).
+ *
+ * The kernel gives every open file of an inode the same backing file, and
+ * its I/O runs with the credentials of whoever registered it: ops.c's
+ * open_backing() says which files get one and with whose credentials
+ * (docs/security.md, "awfs never lends its power").
+ */
+#ifndef AWFS_PASSTHROUGH_H
+#define AWFS_PASSTHROUGH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* What the mount does with its open files' data. */
+enum pt_mode {
+	PT_UNDECIDED,	/* before INIT */
+	PT_ON,		/* the kernel's passthrough */
+	PT_OFF_OPTION,	/* -o passthrough=off */
+	PT_OFF_KERNEL,	/* the kernel did not offer it */
+	PT_OFF_PRIV,	/* awfs is not root: registering needs CAP_SYS_ADMIN */
+	PT_OFF_FAILED,	/* offered and accepted, but the first registration failed */
+};
+
+/*
+ * Before the mount: whether passthrough is wanted (-o passthrough=), the
+ * session's device fd, and the source's root (its file system decides the
+ * stacking depth asked for).
+ */
+void pt_configure(bool wanted, int devfd, int root_fd);
+/*
+ * INIT (loop.c, on its thread): the kernel offered passthrough or not;
+ * returns the max_stack_depth to answer with (0: not accepted).
+ */
+uint32_t pt_negotiate(bool offered);
+enum pt_mode pt_mode(void);
+/* The mode in words, for the mount line (never NULL). */
+const char *pt_mode_text(void);
+/* The mode in one word, for the audit's mount record. */
+const char *pt_mode_word(void);
+bool pt_on(void);
+
+/*
+ * Register the open host file @fd as a backing file, with the fsuid @uid
+ * and fsgid @gid (the kernel keeps a copy of them for the file's I/O:
+ * host_backing_open()). Returns the id (> 0), or -errno; a failure that
+ * would repeat for every file (no CAP_SYS_ADMIN, a source stacked too
+ * deep, an ioctl this kernel lacks) turns passthrough off for the mount,
+ * said once in the log. Listener thread only.
+ */
+int pt_register(int fd, uid_t uid, gid_t gid);
+/* Release the backing id @id (its last handle is gone). */
+void pt_unregister(int id);
+/* Ids registered and not yet released (the unmount's check: 0). */
+uint64_t pt_live(void);
+/* Handles served by passthrough so far. */
+uint64_t pt_handles(void);
+void pt_count_handle(void);
+/* At unmount: release what the kernel still holds; log the counts. */
+void pt_fini(void);
+
+#endif
