@@ -1005,7 +1005,8 @@ int main(int argc, char *argv[])
 	ret = check_session(&r);
 	if (ret)
 		goto out_unmount;
-	pt_configure(!r.o.passthrough || strcmp(r.o.passthrough, "on") == 0, fuse_session_fd(r.se), r.root_fd);
+	pt_configure(!r.o.passthrough || strcmp(r.o.passthrough, "on") == 0,
+		     r.o.record_changes || r.policy->record_changes, fuse_session_fd(r.se), r.root_fd);
 	/* 5. the aliases, before the caller is told the mount is ready */
 	ret = bind_aliases(r.mnt, r.o.also_at, r.o.nalso);
 	if (ret)

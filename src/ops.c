@@ -73,10 +73,6 @@ static void dir_free(struct awfs_inode *dir)
 /* who opened each fd awfs opened for a caller: see opener_set() */
 struct opener {
 	uint32_t uid, gid;
-	/* with the change record, a passthrough handle opened for writing:
-	 * the file's ctime and size at open (pt_open_seen()) */
-	int64_t seen_sec, seen_size;
-	long seen_nsec;
 };
 static struct opener *openers;
 static size_t nopeners;
@@ -396,8 +392,6 @@ static void mark_written(struct awfs_inode *in)
 		__atomic_store_n(&in->dirty, 1, __ATOMIC_RELAXED);
 }
 
-static bool pt_written(int fd);
-
 /*
  * A handle of @in opened with @flags is released (its fd @fd still open):
  * at the last one opened for writing, a file changed since its record is
@@ -411,8 +405,6 @@ static void write_closed(struct awfs_inode *in, int flags, int fd)
 
 	if (!changes_on() || in->kind != AWFS_INODE_HOST || !handle_writes(flags))
 		return;
-	if (in->pt_users > 0 && pt_written(fd))	/* its writes never came here */
-		__atomic_store_n(&in->dirty, 1, __ATOMIC_RELAXED);
 	if (in->wopens) {
 		in->wopens--;
 		changes_open_written(-1);
@@ -475,12 +467,15 @@ static void write_closed(struct awfs_inode *in, int flags, int fd)
  *    two READs awfs serves for it (and nothing at all once the kernel
  *    keeps its pages: find + cat and git status read many small files);
  *  - a handle opened for appending starts none: the kernel opens each
- *    handle's backing file with the flags it was opened with and never
- *    passes fcntl(F_SETFL) on to it, so a handle that later cleared
+ *    handle's backing file with the flags it was opened with and does
+ *    not pass fcntl(F_SETFL) on to it, so a handle that later cleared
  *    O_APPEND would go on appending. awfs's own writes follow the
  *    caller's flag (host_match_append()). Appenders (logs) open, append
  *    and close: their opens cross anyway. Where another handle started
  *    one, an appender shares it (the kernel allows nothing else).
+ * With the change record on, the mount has no passthrough at all
+ * (passthrough.h: its writes never reach awfs, and a shared mapping keeps
+ * writing to the host file after its handle's release, unseen).
  */
 #define PT_MIN_READ (256 * 1024)
 
@@ -490,65 +485,51 @@ static int open_backing(fuse_req_t req, struct awfs_inode *in, int fh, int flags
 	struct stat sb;
 	int id;
 
-	if (!pt_on() || in->kind != AWFS_INODE_HOST || in->type != S_IFREG || fh < 0)
+	if (in->kind != AWFS_INODE_HOST || in->type != S_IFREG || fh < 0)
 		return 0;
-	if (in->pt_users > 0)
+	if (in->pt_users > 0)	/* whatever the mount's mode is now: nothing else opens */
 		return in->pt_id;
-	if (in->opens > 0 || ctx->uid == 0 || ((flags & O_APPEND) && handle_writes(flags)))
+	if (!pt_on() || in->opens > 0 || ctx->uid == 0 || ((flags & O_APPEND) && handle_writes(flags)))
 		return 0;
-	if (!handle_writes(flags) && (host_stat(fh, &sb) != 0 || sb.st_size < PT_MIN_READ))
+	if (host_stat(fh, &sb) != 0 || (!handle_writes(flags) && sb.st_size < PT_MIN_READ))
 		return 0;
-	id = pt_register(fh, ctx->uid, ctx->gid);
+	id = pt_register(fh, sb.st_dev, ctx->uid, ctx->gid);
 	if (id <= 0)
 		return 0;
 	in->pt_id = id;
 	return id;
 }
 
-/* A handle of @in opened on the backing file @id (0: none) is about to be answered. */
-static void pt_opened(struct awfs_inode *in, int id)
+/*
+ * A passthrough handle's fi->fh carries this bit above its fd (every use of
+ * a host handle's fh takes its low 32 bits, (int)fi->fh): its release is
+ * counted against the backing file only if it was one of its handles.
+ */
+#define FH_PASSTHROUGH (1ULL << 40)
+
+static bool is_pt_handle(const struct fuse_file_info *fi)
+{
+	return (int)fi->fh >= 0 && (fi->fh & FH_PASSTHROUGH);
+}
+
+/* A handle of @in, @fi, opened on the backing file @id (0: none) is about to be answered. */
+static void pt_opened(struct awfs_inode *in, int id, struct fuse_file_info *fi)
 {
 	if (id <= 0)
 		return;
 	in->pt_users++;
+	fi->fh |= FH_PASSTHROUGH;
 	pt_count_handle();
 	loop_set_backing(id);	/* the reply, sent next on this thread, names it */
 }
 
-/* A handle of @in is released (or its open was not answered): its backing file's last? */
-static void pt_released(struct awfs_inode *in)
+/* The passthrough handle @fi of @in is released (or its open was not answered): the last? */
+static void pt_released(struct awfs_inode *in, const struct fuse_file_info *fi)
 {
-	if (in->pt_users == 0 || --in->pt_users > 0)
+	if (!is_pt_handle(fi) || in->pt_users == 0 || --in->pt_users > 0)
 		return;
 	pt_unregister(in->pt_id);
 	in->pt_id = 0;
-}
-
-/*
- * A passthrough handle's writes never reach awfs: for the change record,
- * what the file was when it was opened for writing (@fd, its own), and at
- * its release whether it changed since (ctime moves with every write,
- * through a mapping too, and cannot be set back).
- */
-static void pt_open_seen(int fd)
-{
-	struct stat sb;
-
-	if (fd >= 0 && (size_t)fd < nopeners && host_stat(fd, &sb) == 0) {
-		openers[fd].seen_sec = sb.st_ctim.tv_sec;
-		openers[fd].seen_nsec = sb.st_ctim.tv_nsec;
-		openers[fd].seen_size = sb.st_size;
-	}
-}
-
-static bool pt_written(int fd)
-{
-	struct stat sb;
-
-	if (fd < 0 || (size_t)fd >= nopeners || host_stat(fd, &sb) != 0)
-		return true;	/* cannot tell: hashed, which costs a record at most */
-	return openers[fd].seen_sec != sb.st_ctim.tv_sec || openers[fd].seen_nsec != sb.st_ctim.tv_nsec ||
-	       openers[fd].seen_size != sb.st_size;
 }
 
 /* ------------------------------------------------------------ attributes */
@@ -833,10 +814,9 @@ static void temp_create(fuse_req_t req, struct awfs_inode *dir, const char *name
 	opener_set(fh, req);
 	id = open_backing(req, in, fh, fi->flags);
 	inode_opened(in, true);
-	pt_opened(in, id);
+	pt_opened(in, id, fi);
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {	/* interrupted: the temporary stays */
-		if (id)
-			pt_released(in);
+		pt_released(in, fi);
 		close(fh);
 		inode_released(in, true);
 		inode_put(in, 1);
@@ -1508,19 +1488,16 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		opener_set(fh, req);
 	id = open_backing(req, in, fh, fi->flags);	/* before this handle counts among the inode's */
 	inode_opened(in, fh != fd);	/* its fd stays open (it may be fh) until released */
-	if (id && changes_on() && handle_writes(fi->flags))
-		pt_open_seen(fh);
 	if (in->kind == AWFS_INODE_HOST && (handle_writes(fi->flags) || (fi->flags & O_TRUNC))) {
 		write_opened(req, in, fi->flags & O_TRUNC);
 		if (!handle_writes(fi->flags))	/* O_RDONLY | O_TRUNC: changed now, by no handle */
 			write_closed(in, O_WRONLY, fh);
 	}
-	pt_opened(in, id);
+	pt_opened(in, id, fi);
 	if (fuse_reply_open(req, fi) == -ENOENT) {	/* the caller was interrupted */
 		if (in->kind == AWFS_INODE_HOST)
 			write_closed(in, fi->flags, fh);
-		if (id)
-			pt_released(in);
+		pt_released(in, fi);
 		if (fh >= 0 && fh != fd)
 			close(fh);
 		inode_released(in, fh != fd);
@@ -1617,11 +1594,10 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		if (!handle_writes(fi->flags))
 			write_closed(in, O_WRONLY, fh);
 	}
-	pt_opened(in, id);
+	pt_opened(in, id, fi);
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
 		write_closed(in, fi->flags, fh);
-		if (id)
-			pt_released(in);
+		pt_released(in, fi);
 		close(fh);
 		inode_released(in, true);
 		inode_put(in, 1);
@@ -1719,7 +1695,7 @@ static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		bool own = (int)fi->fh != in->cfd;
 
 		write_closed(in, fi->flags, (int)fi->fh);
-		pt_released(in);
+		pt_released(in, fi);
 		if (own) {
 			opener_store((int)fi->fh, 0, 0);	/* a reused number has none */
 			close((int)fi->fh);

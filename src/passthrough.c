@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -17,20 +18,25 @@
 #define MAGIC_ECRYPTFS 0xf15f
 #define MAGIC_FUSE 0x65735546
 
+#define DEEP_MAX 16	/* devices found stacked too deep, remembered */
+
 static struct {
-	bool wanted;
+	bool wanted, record;
 	int devfd;
+	dev_t deep[DEEP_MAX];	/* ELOOP there: no backing file of theirs is tried again */
+	unsigned ndeep;
 	uint32_t depth;		/* max_stack_depth asked for */
 	enum pt_mode mode;
 	char why[200];		/* PT_OFF_FAILED: what the kernel said */
 	uint64_t live, registered, handles;
 } pt = { .devfd = -1 };
 
-void pt_configure(bool wanted, int devfd, int root_fd)
+void pt_configure(bool wanted, bool record, int devfd, int root_fd)
 {
 	struct statfs sf;
 
 	pt.wanted = wanted;
+	pt.record = record;
 	pt.devfd = devfd;
 	/*
 	 * The kernel refuses a backing file whose file system is stacked as
@@ -52,6 +58,8 @@ uint32_t pt_negotiate(bool offered)
 {
 	if (!pt.wanted)
 		pt.mode = PT_OFF_OPTION;
+	else if (pt.record)
+		pt.mode = PT_OFF_RECORD;
 	else if (!offered)
 		pt.mode = PT_OFF_KERNEL;
 	else if (geteuid() != 0)
@@ -82,6 +90,8 @@ const char *pt_mode_text(void)
 		return "data path: through awfs, this kernel offers no FUSE passthrough: it needs Linux 6.9 or later, CONFIG_FUSE_PASSTHROUGH";
 	case PT_OFF_PRIV:
 		return "data path: through awfs, not root: the kernel registers passthrough files only for CAP_SYS_ADMIN";
+	case PT_OFF_RECORD:
+		return "data path: through awfs, for the change record, which must see every write";
 	case PT_OFF_FAILED:
 		return pt.why;
 	case PT_UNDECIDED:
@@ -101,6 +111,8 @@ const char *pt_mode_word(void)
 		return "awfs (not offered by the kernel)";
 	case PT_OFF_PRIV:
 		return "awfs (not root)";
+	case PT_OFF_RECORD:
+		return "awfs (the change record)";
 	case PT_OFF_FAILED:
 		return "awfs (passthrough failed)";
 	case PT_UNDECIDED:
@@ -109,12 +121,15 @@ const char *pt_mode_word(void)
 	return "awfs";
 }
 
-int pt_register(int fd, uid_t uid, gid_t gid)
+int pt_register(int fd, dev_t dev, uid_t uid, gid_t gid)
 {
 	int id = 0, err;
 
 	if (pt.mode != PT_ON)
 		return -EOPNOTSUPP;
+	for (unsigned i = 0; i < pt.ndeep; i++)
+		if (pt.deep[i] == dev)
+			return -ELOOP;
 	err = host_backing_open(pt.devfd, fd, uid, gid, &id);
 	if (!err) {
 		pt.live++;
@@ -123,16 +138,22 @@ int pt_register(int fd, uid_t uid, gid_t gid)
 	}
 	/*
 	 * What would fail for every file: not permitted (no CAP_SYS_ADMIN
-	 * left to raise), a source stacked too deep, an ioctl this kernel
-	 * does not know. Anything else (no memory, a file the kernel will not
-	 * take) fails this file alone, which awfs then serves itself.
+	 * left to raise), an ioctl this kernel does not know. A file system
+	 * stacked deeper than the depth declared at INIT (an overlayfs
+	 * mounted below the source) fails for its own files only. Anything
+	 * else (no memory, a file the kernel will not take) fails this file
+	 * alone, which awfs then serves itself.
 	 */
-	if (err == EPERM || err == ELOOP || err == ENOTTY || err == ENOSYS) {
+	if (err == EPERM || err == ENOTTY || err == ENOSYS) {
 		pt.mode = PT_OFF_FAILED;
 		snprintf(pt.why, sizeof(pt.why),
-			 "data path: through awfs from now on, the kernel refused a passthrough file: %s%s",
-			 strerror(err), err == ELOOP ? ": the source is stacked too deep" : "");
+			 "data path: through awfs from now on, the kernel refused a passthrough file: %s",
+			 strerror(err));
 		log_msg(AWFS_LOG_WARN, "%s", pt.why);
+	} else if (err == ELOOP && pt.ndeep < DEEP_MAX) {
+		pt.deep[pt.ndeep++] = dev;
+		log_msg(AWFS_LOG_WARN, "the files of device %u:%u below the source are stacked too deep for the kernel's passthrough (ELOOP): awfs serves their data itself",
+			major(dev), minor(dev));
 	}
 	return -err;
 }

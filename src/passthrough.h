@@ -28,15 +28,19 @@ enum pt_mode {
 	PT_OFF_OPTION,	/* -o passthrough=off */
 	PT_OFF_KERNEL,	/* the kernel did not offer it */
 	PT_OFF_PRIV,	/* awfs is not root: registering needs CAP_SYS_ADMIN */
+	PT_OFF_RECORD,	/* the change record is on: it must see every write */
 	PT_OFF_FAILED,	/* offered and accepted, but the first registration failed */
 };
 
 /*
- * Before the mount: whether passthrough is wanted (-o passthrough=), the
- * session's device fd, and the source's root (its file system decides the
- * stacking depth asked for).
+ * Before the mount: whether passthrough is wanted (-o passthrough=),
+ * whether the change record is on (then there is none: a passthrough
+ * handle's writes never reach awfs, and a shared mapping goes on writing
+ * to the host file after its handle's release), the session's device fd,
+ * and the source's root (its file system decides the stacking depth asked
+ * for).
  */
-void pt_configure(bool wanted, int devfd, int root_fd);
+void pt_configure(bool wanted, bool record, int devfd, int root_fd);
 /*
  * INIT (loop.c, on its thread): the kernel offered passthrough or not;
  * returns the max_stack_depth to answer with (0: not accepted).
@@ -50,14 +54,16 @@ const char *pt_mode_word(void);
 bool pt_on(void);
 
 /*
- * Register the open host file @fd as a backing file, with the fsuid @uid
- * and fsgid @gid (the kernel keeps a copy of them for the file's I/O:
- * host_backing_open()). Returns the id (> 0), or -errno; a failure that
- * would repeat for every file (no CAP_SYS_ADMIN, a source stacked too
- * deep, an ioctl this kernel lacks) turns passthrough off for the mount,
- * said once in the log. Listener thread only.
+ * Register the open host file @fd, on the device @dev, as a backing file,
+ * with the fsuid @uid and fsgid @gid (the kernel keeps a copy of them for
+ * the file's I/O: host_backing_open()). Returns the id (> 0), or -errno:
+ * a failure that would repeat for every file (no CAP_SYS_ADMIN, an ioctl
+ * this kernel lacks) turns passthrough off for the mount, one for every
+ * file of a file system stacked too deep (ELOOP: an overlayfs mounted
+ * below the source) turns it off for that device; both are said once in
+ * the log. Listener thread only.
  */
-int pt_register(int fd, uid_t uid, gid_t gid);
+int pt_register(int fd, dev_t dev, uid_t uid, gid_t gid);
 /* Release the backing id @id (its last handle is gone). */
 void pt_unregister(int id);
 /* Ids registered and not yet released (the unmount's check: 0). */
@@ -65,7 +71,7 @@ uint64_t pt_live(void);
 /* Handles served by passthrough so far. */
 uint64_t pt_handles(void);
 void pt_count_handle(void);
-/* At unmount: release what the kernel still holds; log the counts. */
+/* At unmount: log the counts (the kernel drops what is still registered with the connection). */
 void pt_fini(void);
 
 #endif

@@ -173,7 +173,10 @@ mount_mutant "the effective capabilities not emptied (SECBIT_NO_SETUID_FIXUP)" h
 
 # ---------------------------------------------------------------- the kernel's passthrough
 # (host_backing_open()'s own refusal of uid 0 is not broken alone: ops.c
-# never asks for root, so that break is equivalent; ops.c's is below)
+# never asks for root, so that break is equivalent; ops.c's is below. Nor
+# is the mark a passthrough handle's fh carries (FH_PASSTHROUGH): a handle
+# without passthrough is never open beside one with it, which the kernel
+# refuses, so counting every release is equivalent while that holds)
 mount_mutant "a backing file registered with root's fsuid" host.c "creds.sh write rootheld" \
 	'/^int host_backing_open(/,/^}/s/if ((uid_t)setfsuid((uid_t)-1) != uid || (gid_t)setfsgid((gid_t)-1) != gid)/if (setfsuid(0), 0)/'
 mount_mutant "a backing file registered with the daemon's capabilities" host.c passthrough.sh \
@@ -181,19 +184,21 @@ mount_mutant "a backing file registered with the daemon's capabilities" host.c p
 mount_mutant "CAP_SYS_ADMIN left effective after a backing file's release" host.c privilege.sh \
 	's/^\tdata\[0\].effective = had;/\tdata[0].effective = had | (uint32_t)1 << CAP_SYS_ADMIN;/'
 mount_mutant "root's handle starts a backing file" ops.c passthrough.sh \
-	's/if (in->opens > 0 || ctx->uid == 0 || ((flags \& O_APPEND) \&\& handle_writes(flags)))/if (in->opens > 0 || ((flags \& O_APPEND) \&\& handle_writes(flags)))/'
+	's/in->opens > 0 || ctx->uid == 0 || ((flags \& O_APPEND) \&\& handle_writes(flags))/in->opens > 0 || ((flags \& O_APPEND) \&\& handle_writes(flags))/'
 mount_mutant "an appending handle starts a backing file" ops.c passthrough.sh \
-	's/if (in->opens > 0 || ctx->uid == 0 || ((flags \& O_APPEND) \&\& handle_writes(flags)))/if (in->opens > 0 || ctx->uid == 0)/'
+	's/in->opens > 0 || ctx->uid == 0 || ((flags \& O_APPEND) \&\& handle_writes(flags))/in->opens > 0 || ctx->uid == 0/'
 mount_mutant "a file open through awfs given a backing file too" ops.c passthrough.sh \
-	's/if (in->opens > 0 || ctx->uid == 0 || /if (ctx->uid == 0 || /'
+	's/if (!pt_on() || in->opens > 0 || ctx->uid == 0 || /if (!pt_on() || ctx->uid == 0 || /'
 mount_mutant "a second handle of a file not given its backing file" ops.c passthrough.sh \
-	'/if (in->pt_users > 0)$/{N;s/if (in->pt_users > 0)\n[[:space:]]*return in->pt_id;/(void)0;/}'
+	'/if (in->pt_users > 0)\t\/\* whatever/{N;s/if (in->pt_users > 0)[^\n]*\n[[:space:]]*return in->pt_id;/(void)0;/}'
+mount_mutant "a file system stacked too deep turns passthrough off for the mount" passthrough.c passthrough.sh \
+	's/if (err == EPERM || err == ENOTTY || err == ENOSYS) {/if (err == EPERM || err == ENOTTY || err == ENOSYS || err == ELOOP) {/'
 mount_mutant "a backing file never released" ops.c passthrough.sh \
 	's/^\tpt_unregister(in->pt_id);/\t(void)0;/'
 mount_mutant "a passthrough open keeps flags the kernel refuses with it (KEEP_CACHE)" loop.c passthrough.sh \
 	's/o.open_flags = (o.open_flags | OPEN_PASSTHROUGH) \& OPEN_PASSTHROUGH_MASK;/o.open_flags |= OPEN_PASSTHROUGH;/'
-mount_mutant "a passthrough handle's writes not in the change record" ops.c changes.sh \
-	's/if (in->pt_users > 0 \&\& pt_written(fd))/if (0 \&\& pt_written(fd))/'
+mount_mutant "passthrough with the change record on" passthrough.c changes.sh \
+	's/\telse if (pt.record)/\telse if (0)/'
 
 # ---------------------------------------------------------------- classify.c's match order
 unit_mutant "a shallower rule's class kept over a deeper one's when stricter" classify.c test_classify \

@@ -209,6 +209,45 @@ check "the agent holds a handle; root opens, writes and reads the file (no EIO)"
 check "... and another uid reads it" rootw "$(setpriv --reuid=65534 --regid=65534 --clear-groups head -c 5 "$MNT/rw/shared" 2>&1)"
 kill "$held" 2>/dev/null; wait "$held" 2>/dev/null
 
+# --- a file system below the source stacked too deep for the kernel (an
+# overlayfs: depth 1, the depth awfs declares for a plain source): its files
+# are served by awfs, said once in the log, and passthrough goes on elsewhere
+mkdir -p "$T/ov/l" "$T/ov/u" "$T/ov/w" "$SRC/rw/ov"
+head -c 1048576 /dev/urandom >"$T/ov/l/deep"
+if mount -t overlay overlay -o "lowerdir=$T/ov/l,upperdir=$T/ov/u,workdir=$T/ov/w" "$SRC/rw/ov" 2>/dev/null; then
+	AT_EXIT="umount -l '$SRC/rw/ov' 2>/dev/null; $AT_EXIT"
+	chmod 755 "$SRC/rw/ov"
+	head -c 1048576 /dev/zero >"$SRC/rw/held1"
+	chown "$u:$u" "$SRC/rw/held1"
+	as_agent "$PY" -c 'import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+open(sys.argv[2], "w").close()
+time.sleep(20)' "$MNT/rw/held1" "$T/sig/held1" &
+held=$!
+	for _ in $(seq 300); do [ -e "$T/sig/held1" ] && break; sleep 0.1; done
+	check "a file of an overlayfs below the source reads whole to the agent (ELOOP: served by awfs)" \
+		"$(md5sum <"$T/ov/l/deep" | cut -d' ' -f1)" "$(as_agent md5sum "$MNT/rw/ov/deep" | cut -d' ' -f1)"
+	check_match "... said once in the log" "stacked too deep for the kernel's passthrough \(ELOOP\)" "$(cat "$LOG")"
+	check "... while the agent holds a passthrough file, root opens it (no EIO)" 4 \
+		"$(head -c 4 "$MNT/rw/held1" | wc -c)"
+	check "... and passthrough stays on for the other files" "" "$(grep 'through awfs from now on' "$LOG")"
+	kill "$held" 2>/dev/null; wait "$held" 2>/dev/null
+	umount "$SRC/rw/ov"
+else
+	echo "# no overlayfs here: the stacked-source case not run"
+fi
+
+# --- what the kernel cached of a file served by awfs does not outlive a passthrough write
+echo OLDOLDOLD >"$SRC/rw/small"
+head -c 1048576 /dev/zero >"$SRC/rw/bigz"
+chown "$u:$u" "$SRC/rw/small" "$SRC/rw/bigz"
+as_agent cat "$MNT/rw/small" >/dev/null	# small, read-only: served by awfs, its pages cached
+as_agent "$PY" -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDWR); os.pwrite(fd, b"NEWNEWNEW", 0); os.close(fd)' "$MNT/rw/small"
+check "a small file read through awfs, then written through passthrough, reads new" NEWNEWNEW "$(as_agent cat "$MNT/rw/small")"
+head -c 4 "$MNT/rw/bigz" >/dev/null	# root: served by awfs, its pages cached
+as_agent "$PY" -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDWR); os.pwrite(fd, b"ABCD", 0); os.close(fd)' "$MNT/rw/bigz"
+check "root's cached read of a file the agent then wrote through passthrough reads new" ABCD "$(head -c 4 "$MNT/rw/bigz")"
+
 # --- the host's writes to a read-only file reach a reader holding it open
 echo "line1" >"$SRC/ro/grow2"
 as_agent "$PY" - "$MNT/ro/grow2" "$T/sig/go3" "$T/sig/grown3" "$T/sig/out3" <<'EOF' &
