@@ -69,56 +69,36 @@ uint32_t pt_negotiate(bool offered)
 	return pt.mode == PT_ON ? pt.depth : 0;
 }
 
-enum pt_mode pt_mode(void)
-{
-	return pt.mode;
-}
-
 bool pt_on(void)
 {
 	return pt.mode == PT_ON;
 }
 
+/* Each mode in words (the mount line) and in a word (the audit record). */
+static const struct {
+	const char *text, *word;
+} modes[] = {
+	[PT_UNDECIDED] = { "data path: through awfs", "awfs" },
+	[PT_ON] = { "data path: the kernel's passthrough, open files read and written on the host file without awfs",
+		    "passthrough" },
+	[PT_OFF_OPTION] = { "data path: through awfs, as -o passthrough=off asks", "awfs (passthrough=off)" },
+	[PT_OFF_KERNEL] = { "data path: through awfs, this kernel offers no FUSE passthrough: it needs Linux 6.9 or later, CONFIG_FUSE_PASSTHROUGH",
+			    "awfs (not offered by the kernel)" },
+	[PT_OFF_PRIV] = { "data path: through awfs, not root: the kernel registers passthrough files only for CAP_SYS_ADMIN",
+			  "awfs (not root)" },
+	[PT_OFF_RECORD] = { "data path: through awfs, for the change record, which must see every write",
+			    "awfs (the change record)" },
+	[PT_OFF_FAILED] = { NULL, "awfs (passthrough failed)" },	/* the text: pt.why */
+};
+
 const char *pt_mode_text(void)
 {
-	switch (pt.mode) {
-	case PT_ON:
-		return "data path: the kernel's passthrough, open files read and written on the host file without awfs";
-	case PT_OFF_OPTION:
-		return "data path: through awfs, as -o passthrough=off asks";
-	case PT_OFF_KERNEL:
-		return "data path: through awfs, this kernel offers no FUSE passthrough: it needs Linux 6.9 or later, CONFIG_FUSE_PASSTHROUGH";
-	case PT_OFF_PRIV:
-		return "data path: through awfs, not root: the kernel registers passthrough files only for CAP_SYS_ADMIN";
-	case PT_OFF_RECORD:
-		return "data path: through awfs, for the change record, which must see every write";
-	case PT_OFF_FAILED:
-		return pt.why;
-	case PT_UNDECIDED:
-		break;
-	}
-	return "data path: through awfs";
+	return pt.mode == PT_OFF_FAILED ? pt.why : modes[pt.mode].text;
 }
 
 const char *pt_mode_word(void)
 {
-	switch (pt.mode) {
-	case PT_ON:
-		return "passthrough";
-	case PT_OFF_OPTION:
-		return "awfs (passthrough=off)";
-	case PT_OFF_KERNEL:
-		return "awfs (not offered by the kernel)";
-	case PT_OFF_PRIV:
-		return "awfs (not root)";
-	case PT_OFF_RECORD:
-		return "awfs (the change record)";
-	case PT_OFF_FAILED:
-		return "awfs (passthrough failed)";
-	case PT_UNDECIDED:
-		break;
-	}
-	return "awfs";
+	return modes[pt.mode].word;
 }
 
 int pt_register(int fd, dev_t dev, uid_t uid, gid_t gid)
@@ -166,16 +146,6 @@ void pt_unregister(int id)
 		log_msg(AWFS_LOG_WARN, "cannot release the passthrough file %d: %s", id, strerror(err));
 	else
 		pt.live--;
-}
-
-uint64_t pt_live(void)
-{
-	return pt.live;
-}
-
-uint64_t pt_handles(void)
-{
-	return pt.handles;
 }
 
 void pt_count_handle(void)

@@ -46,7 +46,6 @@ void pt_configure(bool wanted, bool record, int devfd, int root_fd);
  * returns the max_stack_depth to answer with (0: not accepted).
  */
 uint32_t pt_negotiate(bool offered);
-enum pt_mode pt_mode(void);
 /* The mode in words, for the mount line (never NULL). */
 const char *pt_mode_text(void);
 /* The mode in one word, for the audit's mount record. */
@@ -66,10 +65,7 @@ bool pt_on(void);
 int pt_register(int fd, dev_t dev, uid_t uid, gid_t gid);
 /* Release the backing id @id (its last handle is gone). */
 void pt_unregister(int id);
-/* Ids registered and not yet released (the unmount's check: 0). */
-uint64_t pt_live(void);
-/* Handles served by passthrough so far. */
-uint64_t pt_handles(void);
+/* One more handle served by passthrough (the unmount line's count). */
 void pt_count_handle(void);
 /* At unmount: log the counts (the kernel drops what is still registered with the connection). */
 void pt_fini(void);
