@@ -333,27 +333,67 @@ struct backing_map {
 #define BACKING_CLOSE _IOW(229, 2, uint32_t)
 
 /*
- * The credentials the kernel copies here are those of every later read
- * and write of the file through a passthrough handle (fs/backing-file.c
- * overrides the writer's with them): their fsuid and fsgid decide ext4's
- * reserved blocks (resuid, resgid) and whether a set-group-ID bit stays on
- * a write; CAP_FSETID would keep set-id bits, CAP_SYS_RESOURCE would pass
- * quotas and the reserve. So the ioctl runs with the opener's fsuid and
- * fsgid, as host_as_writer() makes data calls (no supplementary groups:
- * stricter than the host for a reserve or a set-group-ID file of one of
- * the opener's groups; the daemon has none, host_can_switch() dropped
- * them), and with one capability: CAP_SYS_ADMIN, which fuse_backing_open()
- * demands (capable(), in the initial namespace) and which no data path of
- * a file system consults; CAP_SYS_RESOURCE is not even permitted to the
- * daemon (privs.h). It is effective for the ioctl alone, on this thread,
- * and the daemon's own set and fsuid are back before the call returns.
+ * The credentials the kernel copies at the ioctl are those of every later
+ * read and write of the file through a passthrough handle
+ * (fs/backing-file.c overrides the writer's with them): their fsuid,
+ * fsgid and groups decide ext4's reserved blocks (resuid, resgid) and
+ * whether a set-group-ID bit stays on a write; CAP_FSETID would keep
+ * set-id bits, CAP_SYS_RESOURCE would pass quotas and the reserve. So the
+ * ioctl runs as the opener, with one capability: CAP_SYS_ADMIN, which
+ * fuse_backing_open() demands (capable(), in the initial namespace) and
+ * which no data path of a file system consults; CAP_SYS_RESOURCE is not
+ * even permitted to the daemon (privs.h). It is effective for the ioctl
+ * alone, on this thread.
+ *
+ * Two ways in. A create or an open made as the caller (host_as_caller())
+ * registers its file as the last call of that switch, which the
+ * registration ends: the credentials are the caller's own, groups
+ * included, exactly those the host checked the open with, and the
+ * registration costs one capability raise and the ioctl
+ * (host_backing_open_as_caller()). A read-only open served from the
+ * inode's own fd switches to the opener's fsuid and fsgid for the ioctl
+ * alone, without the groups (host_backing_open(): reading the groups of a
+ * request costs a read of /proc): no read path consults a backing file's
+ * credentials, so for such a handle they are a bound, not a check.
  */
+static int backing_ioctl(int devfd, int fd, struct __user_cap_data_struct data[2], int *id)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct backing_map map = { .fd = fd };
+	int res;
+
+	data[0].effective = (uint32_t)1 << CAP_SYS_ADMIN;
+	data[1].effective = 0;
+	if (syscall(SYS_capset, &hdr, data) != 0)
+		return errno;	/* not permitted: a daemon that dropped it (privs.h) */
+	res = ioctl(devfd, BACKING_OPEN, &map);
+	if (res < 0)
+		return errno;
+	*id = res;
+	return 0;
+}
+
+int host_backing_open_as_caller(int devfd, int fd, int *id)
+{
+	struct __user_cap_data_struct data[2];
+	int err;
+
+	if (!is_root || !switched || !caps_dropped)
+		return EPERM;	/* only inside host_as_caller() for a caller other than root */
+	data[0].permitted = saved_caps[0].permitted;
+	data[1].permitted = saved_caps[1].permitted;
+	data[0].inheritable = data[1].inheritable = 0;
+	err = backing_ioctl(devfd, fd, data, id);
+	/* the switch ends here: nothing runs as the caller with CAP_SYS_ADMIN raised */
+	host_as_daemon();
+	return err;
+}
+
 int host_backing_open(int devfd, int fd, uid_t uid, gid_t gid, int *id)
 {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct data[2], daemon[2];
-	struct backing_map map = { .fd = fd };
-	int res, err;
+	int err;
 
 	if (!is_root || uid == 0)
 		return EPERM;
@@ -366,22 +406,12 @@ int host_backing_open(int devfd, int fd, uid_t uid, gid_t gid, int *id)
 	/* setfsuid() reports no failure: read it back, never register as root by mistake */
 	if ((uid_t)setfsuid((uid_t)-1) != uid || (gid_t)setfsgid((gid_t)-1) != gid)
 		abort();
-	data[0].effective = (uint32_t)1 << CAP_SYS_ADMIN;
-	data[1].effective = 0;
-	if (syscall(SYS_capset, &hdr, data) != 0) {
-		err = errno;	/* not permitted: a daemon that dropped it (privs.h) */
-		res = -1;
-	} else {
-		res = ioctl(devfd, BACKING_OPEN, &map);
-		err = res < 0 ? errno : 0;
-	}
+	err = backing_ioctl(devfd, fd, data, id);
 	setfsuid(0);
 	setfsgid(0);
 	/* the daemon's own set back (the fix-up raised the file-system ones at setfsuid(0)) */
 	if (syscall(SYS_capset, &hdr, daemon) != 0 || (uid_t)setfsuid((uid_t)-1) != 0)
 		abort();
-	if (!err)
-		*id = res;
 	return err;
 }
 

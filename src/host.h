@@ -104,9 +104,17 @@ void host_writer_reset(void);
  * fsuid @uid, fsgid @gid, no supplementary group and no effective
  * capability but CAP_SYS_ADMIN, which the ioctl requires and which is
  * raised for it alone (see host.c). @uid 0 is not accepted (EPERM): root's
- * fsuid would follow every writer of the file.
+ * fsuid would follow every writer of the file. For handles that only read.
  */
 int host_backing_open(int devfd, int fd, uid_t uid, gid_t gid, int *id);
+/*
+ * The same, as the caller this thread serves now, inside host_as_caller()
+ * for a caller other than root (EPERM elsewhere): its fsuid, fsgid and
+ * groups, CAP_SYS_ADMIN raised for the ioctl; it ends the switch
+ * (host_as_daemon()), so the capability is never effective for a call
+ * made as the caller after it.
+ */
+int host_backing_open_as_caller(int devfd, int fd, int *id);
 /* Release the backing id @id of @devfd (FUSE_DEV_IOC_BACKING_CLOSE). */
 int host_backing_close(int devfd, int id);
 /* Create @name (always O_EXCL: never opens an existing object); *fh an fd of it. */

@@ -450,8 +450,12 @@ static void write_closed(struct awfs_inode *in, int flags, int fd)
  * The kernel gives all open files of an inode one backing file, and runs
  * their I/O with the credentials of the open that registered it
  * (host_backing_open()). So:
- *  - the first handle registers it, with its caller's fsuid and fsgid
- *    (as awfs's own data calls are made, host_as_writer()); later handles
+ *  - the first handle registers it as its caller: a create or an open
+ *    made as the caller registers as the last call of that switch, with
+ *    the caller's fsuid, fsgid and groups (host_backing_open_as_caller():
+ *    the credentials the host checked the open with, for one capability
+ *    raise and the ioctl); a read-only open of the inode's own fd with its
+ *    caller's fsuid and fsgid (host_backing_open()); later handles
  *    of the inode share it while one is open, their writes made as that
  *    first opener: never root, so no reserve and no capability is lent
  *    (docs/security.md, "awfs never lends its power");
@@ -479,7 +483,21 @@ static void write_closed(struct awfs_inode *in, int flags, int fd)
  */
 #define PT_MIN_READ (256 * 1024)
 
-static int open_backing(fuse_req_t req, struct awfs_inode *in, int fh, int flags)
+/*
+ * Whether a handle with @flags for the caller of @req may start a backing
+ * file, on what is known before its inode is (a create's new file).
+ */
+static bool may_start_backing(fuse_req_t req, int flags)
+{
+	return pt_on() && fuse_req_ctx(req)->uid != 0 && !((flags & O_APPEND) && handle_writes(flags));
+}
+
+/*
+ * @as_caller: the thread serves the caller now (inside caller_begin()'s
+ * switch), and registers as it, which ends the switch; otherwise
+ * host_backing_open() switches for the ioctl alone.
+ */
+static int open_backing(fuse_req_t req, struct awfs_inode *in, int fh, int flags, bool as_caller)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	struct stat sb;
@@ -489,13 +507,40 @@ static int open_backing(fuse_req_t req, struct awfs_inode *in, int fh, int flags
 		return 0;
 	if (in->pt_users > 0)	/* whatever the mount's mode is now: nothing else opens */
 		return in->pt_id;
-	if (!pt_on() || in->opens > 0 || ctx->uid == 0 || ((flags & O_APPEND) && handle_writes(flags)))
+	if (in->opens > 0 || !may_start_backing(req, flags))
 		return 0;
 	if (host_stat(fh, &sb) != 0 || (!handle_writes(flags) && sb.st_size < PT_MIN_READ))
 		return 0;
-	id = pt_register(fh, sb.st_dev, ctx->uid, ctx->gid);
+	id = as_caller ? pt_register_as_caller(fh, sb.st_dev) : pt_register(fh, sb.st_dev, ctx->uid, ctx->gid);
 	if (id <= 0)
 		return 0;
+	in->pt_id = id;
+	return id;
+}
+
+/*
+ * A create's new file @fh in a directory on the device @dev, made as the
+ * caller: its backing file registered, and the switch ended (0: none).
+ */
+static int create_backing(fuse_req_t req, dev_t dev, int fh, int flags)
+{
+	int id;
+
+	if (!may_start_backing(req, flags) || !handle_writes(flags))
+		return 0;
+	id = pt_register_as_caller(fh, dev);
+	return id > 0 ? id : 0;
+}
+
+/* The backing file @id a create registered, given to its inode @in; the id the reply names (0: none). */
+static int adopt_backing(struct awfs_inode *in, int id)
+{
+	if (id <= 0)
+		return 0;
+	if (in->pt_users > 0 || in->opens > 0) {	/* open already: one backing file an inode, or none */
+		pt_unregister(id);
+		return in->pt_users > 0 ? in->pt_id : 0;
+	}
 	in->pt_id = id;
 	return id;
 }
@@ -812,7 +857,7 @@ static void temp_create(fuse_req_t req, struct awfs_inode *dir, const char *name
 	fi->fh = (uint64_t)fh;
 	fi->keep_cache = cfg->keep_cache;
 	opener_set(fh, req);
-	id = open_backing(req, in, fh, fi->flags);
+	id = open_backing(req, in, fh, fi->flags, false);
 	inode_opened(in, true);
 	pt_opened(in, id, fi);
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {	/* interrupted: the temporary stays */
@@ -1434,7 +1479,7 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	const struct awfs_object_pos o = object_pos(in);
 	const struct awfs_decision d = decide_open(fi->flags, &o);
 	const struct awfs_other_end at = { NULL, in, NULL };
-	int err = 0, fh = -1, fd = -1, dirfd = -1, id;
+	int err = 0, fh = -1, fd = -1, dirfd = -1, id = 0;
 
 	if (d.how)
 		err = refuse(req, open_op(fi->flags), &d, &at, false);
@@ -1460,8 +1505,11 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			in->readable = !err;
 			fh = fd;
 		} else {
-			AS_CALLER(req, err, host_open_pinned(fd, dirfd, in->name, in->dev, in->ino,
-							    fi->flags & ~O_NOFOLLOW, &fh));
+			caller_begin(req);
+			err = host_open_pinned(fd, dirfd, in->name, in->dev, in->ino, fi->flags & ~O_NOFOLLOW, &fh);
+			if (!err)	/* as the caller, in the same switch */
+				id = open_backing(req, in, fh, fi->flags, true);
+			host_as_daemon();
 		}
 	}
 	if (err) {
@@ -1486,7 +1534,8 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->keep_cache = cfg->keep_cache;
 	if (fh != fd)
 		opener_set(fh, req);
-	id = open_backing(req, in, fh, fi->flags);	/* before this handle counts among the inode's */
+	if (fh >= 0 && fh == fd)	/* the inode's fd: registered now, before this handle counts among the inode's */
+		id = open_backing(req, in, fh, fi->flags, false);
 	inode_opened(in, fh != fd);	/* its fd stays open (it may be fh) until released */
 	if (in->kind == AWFS_INODE_HOST && (handle_writes(fi->flags) || (fi->flags & O_TRUNC))) {
 		write_opened(req, in, fi->flags & O_TRUNC);
@@ -1527,7 +1576,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	const struct awfs_other_end at = { NULL, dir, name };
 	struct fuse_entry_param e;
 	struct stat sb;
-	int err, fh, pfd, dfd, id;
+	int err, fh, pfd, dfd, id = 0;
 
 	/*
 	 * A name that exists, where the policy would refuse a create: the
@@ -1554,7 +1603,11 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		reply_err(req, err);
 		return;
 	}
-	AS_CALLER(req, err, host_create(dfd, name, fi->flags & ~O_NOFOLLOW, mode & 07777, &fh));
+	caller_begin(req);
+	err = host_create(dfd, name, fi->flags & ~O_NOFOLLOW, mode & 07777, &fh);
+	if (!err)	/* as the caller, in the same switch */
+		id = create_backing(req, dir->dev, fh, fi->flags);
+	host_as_daemon();
 	/*
 	 * The name exists after all: the kernel's belief that it did not was
 	 * stale (host_create() never opens an existing object). ESTALE makes
@@ -1575,6 +1628,8 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 			close(pfd);
 	}
 	if (err) {
+		if (id > 0)
+			pt_unregister(id);
 		close(fh);
 		reply_err(req, err);
 		return;
@@ -1584,7 +1639,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	fi->fh = (uint64_t)fh;
 	fi->keep_cache = cfg->keep_cache;
 	opener_set(fh, req);
-	id = open_backing(req, in, fh, fi->flags);
+	id = adopt_backing(in, id);
 	inode_opened(in, true);
 	if (changes_on()) {
 		note(req, CHANGE(.op = "create", .kind = "file", .has_object = true, .dev = sb.st_dev, .ino = sb.st_ino),

@@ -101,16 +101,9 @@ const char *pt_mode_word(void)
 	return modes[pt.mode].word;
 }
 
-int pt_register(int fd, dev_t dev, uid_t uid, gid_t gid)
+/* The outcome of a registration on the device @dev: the id, or -errno (said in the log where it turns something off). */
+static int registered(int err, int id, dev_t dev)
 {
-	int id = 0, err;
-
-	if (pt.mode != PT_ON)
-		return -EOPNOTSUPP;
-	for (unsigned i = 0; i < pt.ndeep; i++)
-		if (pt.deep[i] == dev)
-			return -ELOOP;
-	err = host_backing_open(pt.devfd, fd, uid, gid, &id);
 	if (!err) {
 		pt.live++;
 		pt.registered++;
@@ -136,6 +129,37 @@ int pt_register(int fd, dev_t dev, uid_t uid, gid_t gid)
 			major(dev), minor(dev));
 	}
 	return -err;
+}
+
+/* Whether @dev is stacked too deep (an earlier registration said ELOOP), or passthrough is off. */
+static int refused(dev_t dev)
+{
+	if (pt.mode != PT_ON)
+		return -EOPNOTSUPP;
+	for (unsigned i = 0; i < pt.ndeep; i++)
+		if (pt.deep[i] == dev)
+			return -ELOOP;
+	return 0;
+}
+
+int pt_register(int fd, dev_t dev, uid_t uid, gid_t gid)
+{
+	int id = 0, err = refused(dev);
+
+	if (err)
+		return err;
+	err = host_backing_open(pt.devfd, fd, uid, gid, &id);
+	return registered(err, id, dev);
+}
+
+int pt_register_as_caller(int fd, dev_t dev)
+{
+	int id = 0, err = refused(dev);
+
+	if (err)
+		return err;
+	err = host_backing_open_as_caller(pt.devfd, fd, &id);
+	return registered(err, id, dev);
 }
 
 void pt_unregister(int id)

@@ -63,6 +63,8 @@ bool pt_on(void);
  * the log. Listener thread only.
  */
 int pt_register(int fd, dev_t dev, uid_t uid, gid_t gid);
+/* The same as the caller the thread serves now (inside host_as_caller(): host_backing_open_as_caller()). */
+int pt_register_as_caller(int fd, dev_t dev);
 /* Release the backing id @id (its last handle is gone). */
 void pt_unregister(int id);
 /* One more handle served by passthrough (the unmount line's count). */

@@ -132,7 +132,10 @@ fi
 # ---------------------------------------------------------------- the credential switch
 # one host call made as the daemon (AS_CALLER dropped at that one site)
 as_daemon() { printf '/AS_CALLER(req, err, %s/s/AS_CALLER(req, err, \\(.*\\));$/err = \\1;/' "$1"; }
-mount_mutant "CREATE as the daemon" ops.c "creds.sh create" "$(as_daemon 'host_create(dfd, name')"
+# CREATE and OPEN switch by hand (the backing file is registered in the
+# same switch): the switch moves to after the call
+mount_mutant "CREATE as the daemon" ops.c "creds.sh create" \
+	'/^static void ll_create(/,/^}/{/^\tcaller_begin(req);$/d; s/^\tif (!err)\t\/\* as the caller, in the same switch \*\//\tcaller_begin(req);\n&/}'
 mount_mutant "MKDIR as the daemon" ops.c "creds.sh mkdir" "$(as_daemon 'host_mkdir(')"
 mount_mutant "MKNOD as the daemon" ops.c "creds.sh mknod" "$(as_daemon 'host_mknod(')"
 mount_mutant "SYMLINK as the daemon" ops.c "creds.sh symlink" "$(as_daemon 'host_symlink(')"
@@ -145,7 +148,7 @@ mount_mutant "SETATTR owner (chown) as the daemon" ops.c "creds.sh chown" "$(as_
 mount_mutant "SETATTR size (truncate) as the daemon" ops.c "creds.sh truncate" "$(as_daemon 'host_truncate(')"
 mount_mutant "SETATTR times (utimens) as the daemon" ops.c "creds.sh utimens" "$(as_daemon 'host_utimens(')"
 mount_mutant "OPEN for writing as the daemon" ops.c "creds.sh open" \
-	'/AS_CALLER(req, err, host_open_pinned(/{N;s/AS_CALLER(req, err, \(host_open_pinned([^;]*)\));/err = \1;/}'
+	'/^static void ll_open(/,/^}/{/^\t\t\tcaller_begin(req);$/d; s/^\t\t\tif (!err)\t\/\* as the caller, in the same switch \*\//\t\t\tcaller_begin(req);\n&/}'
 mount_mutant "SETXATTR as the daemon" ops.c "creds.sh setxattr" "$(as_daemon 'host_setxattr(')"
 mount_mutant "REMOVEXATTR as the daemon" ops.c "creds.sh removexattr" "$(as_daemon 'host_removexattr(')"
 mount_mutant "a read-only link's target looked at as the daemon" ops.c "creds.sh beneath" "$(as_daemon 'host_beneath(')"
@@ -174,21 +177,29 @@ mount_mutant "the effective capabilities not emptied (SECBIT_NO_SETUID_FIXUP)" h
 # ---------------------------------------------------------------- the kernel's passthrough
 # (host_backing_open()'s own refusal of uid 0 is not broken alone: ops.c
 # never asks for root, so that break is equivalent; ops.c's is below. Nor
+# are its fsuid and fsgid: it registers only read-only handles of the
+# inode's fd, and no read path consults a backing file's credentials; a
+# handle that writes registers as the caller, broken below. Nor is the
+# empty set host_backing_open_as_caller() restores after the ioctl: the
+# registration is the last call of its switch, and host_as_daemon()
+# restores the daemon's set next (privilege.sh checks it after). Nor
 # is the mark a passthrough handle's fh carries (FH_PASSTHROUGH): a handle
 # without passthrough is never open beside one with it, which the kernel
 # refuses, so counting every release is equivalent while that holds)
 mount_mutant "a backing file registered with root's fsuid" host.c "creds.sh write rootheld" \
-	'/^int host_backing_open(/,/^}/s/if ((uid_t)setfsuid((uid_t)-1) != uid || (gid_t)setfsgid((gid_t)-1) != gid)/if (setfsuid(0), 0)/'
+	'/^int host_backing_open_as_caller(/,/^}/s/^\terr = backing_ioctl(devfd, fd, data, id);/\tsetfsuid(0);\n&/'
+mount_mutant "a writer's backing file registered outside the caller's switch (without its groups)" ops.c passthrough.sh \
+	's/^\t\t\t\tid = open_backing(req, in, fh, fi->flags, true);/\t\t\t\t(void)0;/; s/^\tif (fh >= 0 \&\& fh == fd)\t/\tif (fh >= 0)\t/; s/^\t\tid = create_backing(req, dir->dev, fh, fi->flags);/\t\t(void)0;/; s/^\tid = adopt_backing(in, id);/\tid = open_backing(req, in, fh, fi->flags, false);/'
 mount_mutant "a backing file registered with the daemon's capabilities" host.c passthrough.sh \
-	's/data\[0\].effective = (uint32_t)1 << CAP_SYS_ADMIN;/data[0].effective = daemon[0].effective | (uint32_t)1 << CAP_SYS_ADMIN;/'
+	's/data\[0\].effective = (uint32_t)1 << CAP_SYS_ADMIN;/data[0].effective = data[0].permitted | (uint32_t)1 << CAP_SYS_ADMIN;/'
 mount_mutant "CAP_SYS_ADMIN left effective after a backing file's release" host.c privilege.sh \
 	's/^\tdata\[0\].effective = had;/\tdata[0].effective = had | (uint32_t)1 << CAP_SYS_ADMIN;/'
 mount_mutant "root's handle starts a backing file" ops.c passthrough.sh \
-	's/in->opens > 0 || ctx->uid == 0 || ((flags \& O_APPEND) \&\& handle_writes(flags))/in->opens > 0 || ((flags \& O_APPEND) \&\& handle_writes(flags))/'
+	's/return pt_on() \&\& fuse_req_ctx(req)->uid != 0 \&\& /return pt_on() \&\& /'
 mount_mutant "an appending handle starts a backing file" ops.c passthrough.sh \
-	's/in->opens > 0 || ctx->uid == 0 || ((flags \& O_APPEND) \&\& handle_writes(flags))/in->opens > 0 || ctx->uid == 0/'
+	's/return pt_on() \&\& fuse_req_ctx(req)->uid != 0 \&\& !((flags \& O_APPEND) \&\& handle_writes(flags));/return pt_on() \&\& fuse_req_ctx(req)->uid != 0;/'
 mount_mutant "a file open through awfs given a backing file too" ops.c passthrough.sh \
-	's/if (!pt_on() || in->opens > 0 || ctx->uid == 0 || /if (!pt_on() || ctx->uid == 0 || /'
+	's/if (in->opens > 0 || !may_start_backing(req, flags))/if (!may_start_backing(req, flags))/'
 mount_mutant "a second handle of a file not given its backing file" ops.c passthrough.sh \
 	'/if (in->pt_users > 0)\t\/\* whatever/{N;s/if (in->pt_users > 0)[^\n]*\n[[:space:]]*return in->pt_id;/(void)0;/}'
 mount_mutant "a file system stacked too deep turns passthrough off for the mount" passthrough.c passthrough.sh \

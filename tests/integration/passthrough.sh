@@ -138,6 +138,43 @@ printf 'xx' >"$T/plain/pw"; chown "$u:$u" "$T/plain/pw"; chmod 6755 "$T/plain/pw
 as_agent "$PY" -c 'import os, sys; fd = os.open(sys.argv[1], os.O_WRONLY); os.pwrite(fd, b"y", 0)' "$T/plain/pw"
 check "set-id: a pwrite through a passthrough handle, as on the host" "$(stat -c %a "$T/plain/pw")" "$(stat -c %a "$f")"
 check "... and the mount shows the host's mode" "$(stat -c %a "$f")" "$(stat -c %a "$MNT/rw/setid.plainwrite")"
+# set-group-ID without group execute stays for a writer in the file's group,
+# a supplementary one included: the backing file of a handle opened as the
+# caller carries its groups (host_backing_open_as_caller()); a write by one
+# not in the group clears it. Opened for writing without O_APPEND (passed
+# through), and created (O_CREAT; the agent gives the file the group and
+# the mode before it writes).
+if [ -n "$G" ]; then
+	for how in open create; do
+		for grp in "$G" "$u"; do
+			# a file the agent creates is of a group it is in
+			[ "$how" = create ] && [ "$grp" = "$u" ] && continue
+			for d in "$SRC/rw" "$T/plain"; do
+				f="$d/sgid.$how.$grp"
+				rm -f "$f"
+				[ "$how" = open ] && { printf 'xx' >"$f"; chown "$u:$G" "$f"; chmod 2664 "$f"; }
+			done
+			# as the agent with the group as a supplementary one (or none)
+			for d in "$MNT/rw" "$T/plain"; do
+				setpriv --reuid="$u" --regid="$u" --groups="$([ "$grp" = "$G" ] && echo "$G" || echo "$u")" \
+					"$PY" -c '
+import os, subprocess, sys
+f, how, G = sys.argv[1], sys.argv[2], int(sys.argv[3])
+fd = os.open(f, os.O_WRONLY | (os.O_CREAT | os.O_EXCL if how == "create" else 0), 0o664)
+if how == "create":
+    os.fchown(fd, -1, G) if G in os.getgroups() else None
+    os.fchmod(fd, 0o2664)
+os.pwrite(fd, b"y", 0)
+os.close(fd)' "$d/sgid.$how.$grp" "$how" "$G"
+			done
+			want=$(stat -c %a "$T/plain/sgid.$how.$grp")
+			check "set-group-ID, no group execute, $how, writer $([ "$grp" = "$G" ] && echo in || echo not in) the file's group by a supplementary one: as on the host ($want)" \
+				"$want" "$(stat -c %a "$SRC/rw/sgid.$how.$grp")"
+		done
+	done
+else
+	echo "# no group awfs-ptgrp: the supplementary-group cases not run"
+fi
 
 # --- a read-only file opened for reading cannot be written through
 out=$(as_agent "$PY" - "$MNT/ro/file" <<'EOF'
