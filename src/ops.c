@@ -532,6 +532,15 @@ static int create_backing(fuse_req_t req, dev_t dev, int fh, int flags)
 	return id > 0 ? id : 0;
 }
 
+/* The end of a create's switch (caller_begin()): @err 0, the new file @fh's backing file registered first. */
+static int end_create(fuse_req_t req, int err, dev_t dev, int fh, int flags)
+{
+	int id = err ? 0 : create_backing(req, dev, fh, flags);
+
+	host_as_daemon();	/* a no-op where the registration ended the switch */
+	return id;
+}
+
 /* The backing file @id a create registered, given to its inode @in; the id the reply names (0: none). */
 static int adopt_backing(struct awfs_inode *in, int id)
 {
@@ -810,7 +819,7 @@ static void temp_create(fuse_req_t req, struct awfs_inode *dir, const char *name
 	struct awfs_inode *in;
 	struct stat sb;
 	char *hidden = NULL;
-	int err, dfd, fh = -1, keep = -1, pfd = -1, hdir = -1, id;
+	int err, dfd, fh = -1, keep = -1, pfd = -1, hdir = -1, id = 0;
 
 	if (stage_count(ctx->uid) >= AWFS_STAGE_PER_UID) {
 		if (!atomic_exchange(&told, 1))
@@ -821,10 +830,15 @@ static void temp_create(fuse_req_t req, struct awfs_inode *dir, const char *name
 	}
 	err = inode_may_open() ? inode_fd(dir, &dfd) : EMFILE;
 	if (!err) {
-		AS_CALLER(req, err, host_tmpfile(dfd, mode & 07777, &fh));
+		caller_begin(req);
+		err = host_tmpfile(dfd, mode & 07777, &fh);
+		id = end_create(req, err, dir->dev, fh, fi->flags);	/* as the caller, in the same switch */
 		/* no O_TMPFILE there (EOPNOTSUPP; EISDIR from a kernel without it) */
-		if (err == EOPNOTSUPP || err == EISDIR)
-			AS_CALLER(req, err, temp_hidden(dfd, -1, mode & 07777, &fh, &hidden));
+		if (err == EOPNOTSUPP || err == EISDIR) {
+			caller_begin(req);
+			err = temp_hidden(dfd, -1, mode & 07777, &fh, &hidden);
+			id = end_create(req, err, dir->dev, fh, fi->flags);
+		}
 	}
 	if (!err && hidden)
 		err = host_reopen(dfd, O_PATH, &hdir);
@@ -842,6 +856,8 @@ static void temp_create(fuse_req_t req, struct awfs_inode *dir, const char *name
 			(void)e2;	/* the first error is the answer */
 			free(hidden);
 		}
+		if (id > 0)
+			pt_unregister(id);
 		for (int *f = (int[]){ fh, keep, pfd, hdir, -2 }; *f != -2; f++)
 			if (*f >= 0)
 				close(*f);
@@ -857,7 +873,7 @@ static void temp_create(fuse_req_t req, struct awfs_inode *dir, const char *name
 	fi->fh = (uint64_t)fh;
 	fi->keep_cache = cfg->keep_cache;
 	opener_set(fh, req);
-	id = open_backing(req, in, fh, fi->flags, false);
+	id = adopt_backing(in, id);
 	inode_opened(in, true);
 	pt_opened(in, id, fi);
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {	/* interrupted: the temporary stays */
@@ -1605,9 +1621,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	}
 	caller_begin(req);
 	err = host_create(dfd, name, fi->flags & ~O_NOFOLLOW, mode & 07777, &fh);
-	if (!err)	/* as the caller, in the same switch */
-		id = create_backing(req, dir->dev, fh, fi->flags);
-	host_as_daemon();
+	id = end_create(req, err, dir->dev, fh, fi->flags);	/* as the caller, in the same switch */
 	/*
 	 * The name exists after all: the kernel's belief that it did not was
 	 * stale (host_create() never opens an existing object). ESTALE makes

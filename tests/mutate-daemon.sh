@@ -135,7 +135,7 @@ as_daemon() { printf '/AS_CALLER(req, err, %s/s/AS_CALLER(req, err, \\(.*\\));$/
 # CREATE and OPEN switch by hand (the backing file is registered in the
 # same switch): the switch moves to after the call
 mount_mutant "CREATE as the daemon" ops.c "creds.sh create" \
-	'/^static void ll_create(/,/^}/{/^\tcaller_begin(req);$/d; s/^\tif (!err)\t\/\* as the caller, in the same switch \*\//\tcaller_begin(req);\n&/}'
+	'/^static void ll_create(/,/^}/{/^\tcaller_begin(req);$/d; s/^\tid = end_create(/\tcaller_begin(req);\n&/}'
 mount_mutant "MKDIR as the daemon" ops.c "creds.sh mkdir" "$(as_daemon 'host_mkdir(')"
 mount_mutant "MKNOD as the daemon" ops.c "creds.sh mknod" "$(as_daemon 'host_mknod(')"
 mount_mutant "SYMLINK as the daemon" ops.c "creds.sh symlink" "$(as_daemon 'host_symlink(')"
@@ -179,17 +179,18 @@ mount_mutant "the effective capabilities not emptied (SECBIT_NO_SETUID_FIXUP)" h
 # never asks for root, so that break is equivalent; ops.c's is below. Nor
 # are its fsuid and fsgid: it registers only read-only handles of the
 # inode's fd, and no read path consults a backing file's credentials; a
-# handle that writes registers as the caller, broken below. Nor is the
-# empty set host_backing_open_as_caller() restores after the ioctl: the
-# registration is the last call of its switch, and host_as_daemon()
-# restores the daemon's set next (privilege.sh checks it after). Nor
+# handle that writes registers as the caller, broken below. Nor is
+# host_backing_open_as_caller()'s end of the switch after the ioctl: it is
+# the last call of that switch, and ops.c ends the switch right after it
+# anyway (host_as_daemon(), a no-op when ended; privilege.sh checks the
+# sets after). Nor
 # is the mark a passthrough handle's fh carries (FH_PASSTHROUGH): a handle
 # without passthrough is never open beside one with it, which the kernel
 # refuses, so counting every release is equivalent while that holds)
 mount_mutant "a backing file registered with root's fsuid" host.c "creds.sh write rootheld" \
 	'/^int host_backing_open_as_caller(/,/^}/s/^\terr = backing_ioctl(devfd, fd, data, id);/\tsetfsuid(0);\n&/'
 mount_mutant "a writer's backing file registered outside the caller's switch (without its groups)" ops.c passthrough.sh \
-	's/^\t\t\t\tid = open_backing(req, in, fh, fi->flags, true);/\t\t\t\t(void)0;/; s/^\tif (fh >= 0 \&\& fh == fd)\t/\tif (fh >= 0)\t/; s/^\t\tid = create_backing(req, dir->dev, fh, fi->flags);/\t\t(void)0;/; s/^\tid = adopt_backing(in, id);/\tid = open_backing(req, in, fh, fi->flags, false);/'
+	's/^\t\t\t\tid = open_backing(req, in, fh, fi->flags, true);/\t\t\t\t(void)0;/; s/^\tif (fh >= 0 \&\& fh == fd)\t/\tif (fh >= 0)\t/; s/^\tint id = err ? 0 : create_backing(req, dev, fh, flags);/\tint id = 0; (void)create_backing;/; s/^\tid = adopt_backing(in, id);/\t(void)adopt_backing; id = open_backing(req, in, fh, fi->flags, false);/'
 mount_mutant "a backing file registered with the daemon's capabilities" host.c passthrough.sh \
 	's/data\[0\].effective = (uint32_t)1 << CAP_SYS_ADMIN;/data[0].effective = data[0].permitted | (uint32_t)1 << CAP_SYS_ADMIN;/'
 mount_mutant "CAP_SYS_ADMIN left effective after a backing file's release" host.c privilege.sh \

@@ -43,13 +43,15 @@ head -c 1048576 /dev/urandom >"$SRC/ro/big2"
 echo SECRET >"$SRC/secret/key"
 echo TOKEN >"$SRC/ro/token"
 echo RODATA >"$SRC/ro/file"
+mkdir -p "$SRC/doc" && echo '# summary' >"$SRC/doc/summary.md" && chown -R "$u:$u" "$SRC/doc"
 chown "$u:$u" "$SRC/ro/file"	# the agent's own: only the policy refuses its writes
 mkdir -p "$T/sig" && chown "$u:$u" "$T/sig"	# where the agent's helpers leave their signals
 chown -R "$u:$u" "$SRC/rw"
 write_policy 'version = 1;
 mask = ( { path = "secret"; reason = "tokens"; }, { path = "ro/token"; reason = "a token"; } );
-allow_write = ( { path = "rw"; reason = "the agent'"'"'s scratch"; } );
-read_only = ( { path = "ro"; reason = "inputs"; } );'
+allow_write = ( { path = "rw"; reason = "the agent'"'"'s scratch"; },
+	{ path = "doc/summary.md"; reason = "one file, written by temporary and rename"; } );
+read_only = ( { path = "ro"; reason = "inputs"; }, { path = "doc"; reason = "the agent'"'"'s, read-only but one file"; } );'
 A="$T/audit.jsonl"
 
 # --- a bad value mounts nothing
@@ -172,6 +174,22 @@ os.close(fd)' "$d/sgid.$how.$grp" "$how" "$G"
 				"$want" "$(stat -c %a "$SRC/rw/sgid.$how.$grp")"
 		done
 	done
+	# a temporary beside a single-file rule, written and renamed over it
+	# (Claude Code's Write: R.tmp.<pid>.<hex>), by the agent in group G
+	for d in "$MNT/doc" "$T/plain"; do
+		setpriv --reuid="$u" --regid="$u" --groups="$G" "$PY" -c '
+import os, sys
+d, G = sys.argv[1], int(sys.argv[2])
+t = os.path.join(d, "summary.md.tmp.%d.1a2b3c" % os.getpid())
+fd = os.open(t, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o664)
+os.fchown(fd, -1, G)
+os.fchmod(fd, 0o2664)
+os.pwrite(fd, b"# new summary\n", 0)
+os.close(fd)
+os.rename(t, os.path.join(d, "summary.md"))' "$d" "$G"
+	done
+	check "set-group-ID, no group execute, a temporary renamed over a single-file rule, writer in the file's group by a supplementary one: as on the host ($(stat -c %a "$T/plain/summary.md"))" \
+		"$(stat -c %a "$T/plain/summary.md") # new summary" "$(stat -c %a "$SRC/doc/summary.md") $(cat "$SRC/doc/summary.md")"
 else
 	echo "# no group awfs-ptgrp: the supplementary-group cases not run"
 fi
