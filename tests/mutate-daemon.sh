@@ -132,7 +132,7 @@ fi
 # ---------------------------------------------------------------- the credential switch
 # one host call made as the daemon (AS_CALLER dropped at that one site)
 as_daemon() { printf '/AS_CALLER(req, err, %s/s/AS_CALLER(req, err, \\(.*\\));$/err = \\1;/' "$1"; }
-# CREATE and OPEN switch by hand (the backing file is registered in the
+# CREATE, OPEN and a temporary's create switch by hand (the backing file is registered in the
 # same switch): the switch moves to after the call
 mount_mutant "CREATE as the daemon" ops.c "creds.sh create" \
 	'/^static void ll_create(/,/^}/{/^\tcaller_begin(req);$/d; s/^\tid = end_create(/\tcaller_begin(req);\n&/}'
@@ -152,7 +152,8 @@ mount_mutant "OPEN for writing as the daemon" ops.c "creds.sh open" \
 mount_mutant "SETXATTR as the daemon" ops.c "creds.sh setxattr" "$(as_daemon 'host_setxattr(')"
 mount_mutant "REMOVEXATTR as the daemon" ops.c "creds.sh removexattr" "$(as_daemon 'host_removexattr(')"
 mount_mutant "a read-only link's target looked at as the daemon" ops.c "creds.sh beneath" "$(as_daemon 'host_beneath(')"
-mount_mutant "a temporary made (O_TMPFILE) as the daemon" ops.c "creds.sh tmpfile" "$(as_daemon 'host_tmpfile(')"
+mount_mutant "a temporary made (O_TMPFILE) as the daemon" ops.c "creds.sh tmpfile" \
+	'/^static void temp_create(/,/^}/{/^\t\tcaller_begin(req);$/{N;s/^\t\tcaller_begin(req);\n\(\t\terr = host_tmpfile([^\n]*\)$/\1\n\t\tcaller_begin(req);/}}'
 mount_mutant "a temporary linked in before its rename as the daemon" ops.c "creds.sh templink" "$(as_daemon 'temp_hidden(dfd, fd, 0')"
 mount_mutant "a temporary renamed onto its rule as the daemon" ops.c "creds.sh temprename" "$(as_daemon 'host_rename(dfd, linked')"
 mount_mutant "WRITE as the daemon" ops.c "creds.sh write" \
