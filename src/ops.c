@@ -449,7 +449,7 @@ static void write_closed(struct awfs_inode *in, int flags, int fd)
  *
  * The kernel gives all open files of an inode one backing file, and runs
  * their I/O with the credentials of the open that registered it
- * (host_backing_open()). So:
+ * (host_backing_open_as_caller(), host_backing_open()). So:
  *  - the first handle registers it as its caller: a create or an open
  *    made as the caller registers as the last call of that switch, with
  *    the caller's fsuid, fsgid and groups (host_backing_open_as_caller():
