@@ -6,8 +6,9 @@
 AWFS_DEPS="gcc make autoconf automake pkg-config libfuse3-dev fuse3 libconfig-dev libyaml-dev libcmocka-dev attr acl util-linux jq cppcheck clang-tidy valgrind"
 # what only the tests need: a real Docker engine and compose for the two
 # Docker runtimes of the parity suite (tests/parity/docker.sh starts its own
-# dockerd; the test reports itself skipped where this cannot be installed)
-AWFS_TEST_DEPS="docker.io docker-compose git sqlite3 rsync"
+# dockerd; the test reports itself skipped where this cannot be installed),
+# and bindfs, the slow source uring.sh stops under awfs
+AWFS_TEST_DEPS="docker.io docker-compose git sqlite3 rsync bindfs"
 
 # awfs_install_deps [PACKAGES]: install those of PACKAGES [AWFS_DEPS] that are missing
 awfs_install_deps() {

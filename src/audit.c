@@ -77,7 +77,7 @@ size_t audit_finish(struct awfs_json *j)
 }
 
 void audit_mount(const struct awfs_policy *p, const char *mnt, const char *src, const char *data_path,
-		 char *const *uncl, size_t nuncl)
+		 const char *requests, char *const *uncl, size_t nuncl)
 {
 	struct awfs_json j;
 
@@ -94,6 +94,8 @@ void audit_mount(const struct awfs_policy *p, const char *mnt, const char *src, 
 	json_str(&j, p->runtime);
 	json_key(&j, "data_path");
 	json_str(&j, data_path);
+	json_key(&j, "requests");
+	json_str(&j, requests);
 	json_key(&j, "policy");
 	report_policy_json(&j, p);
 	json_key(&j, "unclassified");

@@ -44,9 +44,12 @@ struct awfs_denial {
  * must be). Returns 0, or -1 with the reason in @why.
  */
 int audit_open(const char *file, char *why, size_t len);
-/* The mount record (@data_path: "passthrough", or "awfs" and why). */
+/*
+ * The mount record (@data_path: "passthrough", or "awfs" and why;
+ * @requests: "io_uring", or "/dev/fuse" and why).
+ */
 void audit_mount(const struct awfs_policy *p, const char *mnt, const char *src, const char *data_path,
-		 char *const *uncl, size_t nuncl);
+		 const char *requests, char *const *uncl, size_t nuncl);
 /* A deny record; returns the bytes written (0: no audit file). */
 size_t audit_deny(const struct awfs_denial *d);
 /* An unclassified record for a newly seen top-level entry. */

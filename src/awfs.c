@@ -53,6 +53,7 @@
 #include "token.h"
 #include "privs.h"
 #include "passthrough.h"
+#include "uring.h"
 #include "remount.h"
 
 struct options {
@@ -67,6 +68,7 @@ struct options {
 	char *ready_fd;
 	char *fd_cache;
 	char *passthrough;
+	char *io_uring;
 	char **also_at;
 	size_t nalso;
 	char *positional[2];
@@ -105,6 +107,7 @@ static const struct setting settings[] = {
 	{ "ready_fd", "--ready-fd", offsetof(struct options, ready_fd) },
 	{ "fd_cache", NULL, offsetof(struct options, fd_cache) },
 	{ "passthrough", NULL, offsetof(struct options, passthrough) },
+	{ "io_uring", NULL, offsetof(struct options, io_uring) },
 };
 
 enum {
@@ -129,7 +132,7 @@ static const struct fuse_opt awfs_opts[] = {
 	SETTING(4, "--audit", "audit"), SETTING(5, "--info-dir", "info_dir"),
 	FUSE_OPT_KEY("cache=", KEY_SETTING + 6), FUSE_OPT_KEY("spin=", KEY_SETTING + 7),
 	SETTING(8, "--ready-fd", "ready_fd"), FUSE_OPT_KEY("fd_cache=", KEY_SETTING + 9),
-	FUSE_OPT_KEY("passthrough=", KEY_SETTING + 10),
+	FUSE_OPT_KEY("passthrough=", KEY_SETTING + 10), FUSE_OPT_KEY("io_uring=", KEY_SETTING + 11),
 	{ "--no-info-dir", offsetof(struct options, no_info_dir), 1 },
 	{ "noinfo_dir", offsetof(struct options, no_info_dir), 1 },
 	{ "--fail-on-denial", offsetof(struct options, fail_on_denial), 1 },
@@ -193,6 +196,10 @@ static void usage(FILE *out)
 		"                         to the host file (FUSE passthrough, Linux 6.9 and\n"
 		"                         later, awfs as root) where the kernel offers it;\n"
 		"                         off: every read and write through awfs      [on]\n"
+		"       io_uring=on|off   take requests through the kernel's io_uring queues\n"
+		"                         (FUSE over io_uring, Linux 6.14 and later) where the\n"
+		"                         kernel offers it (the fuse module's enable_uring);\n"
+		"                         off: every request through /dev/fuse         [on]\n"
 		"       fd_cache=N        fds of looked-up files and directories kept open\n"
 		"                         (more are opened again from their file handles);\n"
 		"                         64 or more   [5/8 of the open file limit]\n"
@@ -548,6 +555,10 @@ static int check_names(struct awfs_run *r)
 		fprintf(stderr, "awfs: passthrough=%s: expected passthrough=on or off\n", o->passthrough);
 		return 2;
 	}
+	if (o->io_uring && strcmp(o->io_uring, "on") != 0 && strcmp(o->io_uring, "off") != 0) {
+		fprintf(stderr, "awfs: io_uring=%s: expected io_uring=on or off\n", o->io_uring);
+		return 2;
+	}
 	return 0;
 }
 
@@ -875,7 +886,7 @@ static void announce(struct awfs_run *r)
 	char why[256];
 
 	boundary_log(r->policy, r->classifier, r->root_fd, r->mnt, r->src, r->oc.info_dir, r->acls,
-		     pt_mode_text(), pt_mode_word());
+		     pt_mode_text(), pt_mode_word(), uring_mode_text(), uring_mode_word());
 	if (token_publish(r->mnt, r->o.also_at, r->o.nalso, why, sizeof(why)) != 0)
 		log_msg(AWFS_LOG_INFO, "awfsctl verify's probes will be logged and counted as denials: cannot keep this mount's verify token in %s",
 			why);
@@ -1007,6 +1018,7 @@ int main(int argc, char *argv[])
 		goto out_unmount;
 	pt_configure(!r.o.passthrough || strcmp(r.o.passthrough, "on") == 0,
 		     r.o.record_changes || r.policy->record_changes, fuse_session_fd(r.se), r.root_fd);
+	uring_configure(!r.o.io_uring || strcmp(r.o.io_uring, "on") == 0, fuse_session_fd(r.se));
 	/* 5. the aliases, before the caller is told the mount is ready */
 	ret = bind_aliases(r.mnt, r.o.also_at, r.o.nalso);
 	if (ret)

@@ -60,7 +60,8 @@ int boundary_prepare_targets(struct awfs_policy *p, int root_fd, const struct st
 
 void boundary_log(const struct awfs_policy *p, struct awfs_classifier *c, int root_fd,
 		  const char *mnt, const char *source, const char *info_dir, enum host_acls acls,
-		  const char *data_path, const char *data_word)
+		  const char *data_path, const char *data_word, const char *requests,
+		  const char *requests_word)
 {
 	struct util_str lists[3] = { { 0 }, { 0 }, { 0 } }, uncl_text = { 0 };
 	char **uncl = NULL;
@@ -78,16 +79,16 @@ void boundary_log(const struct awfs_policy *p, struct awfs_classifier *c, int ro
 	}
 	log_escape(mnt, strlen(mnt), emnt, sizeof(emnt));
 	log_escape(source, strlen(source), esrc, sizeof(esrc));
-	log_msg(AWFS_LOG_INFO, "mounted %s (source %s%s%s, %s; %s): masked: %s; writable: %s; read-only: %s; unclassified: %s",
+	log_msg(AWFS_LOG_INFO, "mounted %s (source %s%s%s, %s; %s; %s): masked: %s; writable: %s; read-only: %s; unclassified: %s",
 		emnt, esrc, p->runtime ? ", runtime " : "", p->runtime ? p->runtime : "",
 		acls == HOST_ACLS_KEPT ? "its POSIX ACLs enforced" :
 		acls == HOST_ACLS_NONE ? "no POSIX ACLs there: modes alone decide access" :
 		"no POSIX ACLs there, and checks of its own: others than an object's owner are refused",
-		data_path, lists[AWFS_CLASS_MASK].s ? lists[AWFS_CLASS_MASK].s : "none",
+		data_path, requests, lists[AWFS_CLASS_MASK].s ? lists[AWFS_CLASS_MASK].s : "none",
 		lists[AWFS_CLASS_WRITE].s ? lists[AWFS_CLASS_WRITE].s : "none",
 		lists[AWFS_CLASS_RO].s ? lists[AWFS_CLASS_RO].s : "none (everything else is read-only)",
 		uncl_text.s ? uncl_text.s : "none");
-	audit_mount(p, mnt, source, data_word, uncl, nuncl);
+	audit_mount(p, mnt, source, data_word, requests_word, uncl, nuncl);
 	for (size_t i = 0; i < nuncl; i++) {
 		verdict_note_unclassified(uncl[i]);
 		free(uncl[i]);

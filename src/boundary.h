@@ -28,12 +28,14 @@ int boundary_prepare_targets(struct awfs_policy *p, int root_fd, const struct st
 			     const char *source);
 /*
  * Say what the boundary is: one log line (with what the source's root
- * says to an ACL read, @acls, and the data path, @data_path, in words),
- * the audit mount record (the data path in a word, @data_word), and each
- * unclassified top-level entry found now (logged and audited once).
+ * says to an ACL read, @acls, the data path, @data_path, and what the
+ * requests come through, @requests, in words), the audit mount record
+ * (both in a word, @data_word and @requests_word), and each unclassified
+ * top-level entry found now (logged and audited once).
  */
 void boundary_log(const struct awfs_policy *p, struct awfs_classifier *c, int root_fd,
 		  const char *mnt, const char *source, const char *info_dir, enum host_acls acls,
-		  const char *data_path, const char *data_word);
+		  const char *data_path, const char *data_word, const char *requests,
+		  const char *requests_word);
 
 #endif

@@ -101,7 +101,12 @@ static uint64_t cache_cap = UINT64_MAX, fd_limit = UINT64_MAX;
  */
 #define FD_RESERVE 48
 #define CACHE_FLOOR 8
-static pthread_t listener;
+/*
+ * > 0: this thread may use the listener's state. The thread that set the
+ * table up (the listener) always; another (an io_uring queue's) while it
+ * serves under loop.c's lock.
+ */
+static __thread unsigned listener_here;
 
 /*
  * The mounts handles were taken on: an fd on each (its root directory, the
@@ -322,7 +327,7 @@ bool inode_init(int root_fd, const struct stat *root_st, const struct awfs_state
 	union handle_buf fh;
 	int mount_id, fd = -1, err;
 
-	listener = pthread_self();
+	listener_here = 1;
 	root.cfd = root_fd;
 	root.kind = AWFS_INODE_HOST;
 	root.dev = root_st->st_dev;
@@ -830,7 +835,17 @@ int inode_fd(struct awfs_inode *in, int *fd)
 
 bool inode_on_listener(void)
 {
-	return pthread_equal(pthread_self(), listener);
+	return listener_here > 0;
+}
+
+void inode_listener_enter(void)
+{
+	listener_here++;
+}
+
+void inode_listener_leave(void)
+{
+	listener_here--;
 }
 
 int inode_open(struct awfs_inode *in, int flags, int *fd)

@@ -176,6 +176,9 @@ bool inode_init(int root_fd, const struct stat *root_st, const struct awfs_state
 int inode_fd(struct awfs_inode *in, int *fd);
 /* Whether this thread is the listener. */
 bool inode_on_listener(void);
+/* Around a request served under loop.c's lock by a thread other than the listener. */
+void inode_listener_enter(void);
+void inode_listener_leave(void);
 /*
  * A new fd of the host inode @in with @flags (O_PATH, or O_RDONLY |
  * O_DIRECTORY), for any thread; the caller closes it.

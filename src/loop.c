@@ -59,6 +59,7 @@
 #include "log.h"
 #include "loop.h"
 #include "passthrough.h"
+#include "uring.h"
 #include "util.h"
 #include "watch.h"
 
@@ -101,6 +102,7 @@ struct loop;
 struct job {
 	struct job *next;
 	struct fuse_buf buf;	/* .mem = req */
+	struct uring_ent *ent;	/* the ring entry to answer through, or NULL (/dev/fuse) */
 	struct lane *lane;
 	bool first;		/* FSYNCDIR: first in its lane, past the limits */
 	uint64_t req[SLOW_MAX / sizeof(uint64_t)];
@@ -145,6 +147,32 @@ static uint64_t now_ns(void)
 }
 
 /*
+ * COPY_FILE_RANGE_64 (protocol 7.45), which Linux 6.18 sends first, is
+ * COPY_FILE_RANGE with a reply that counts in 64 bits: libfuse 3.14 knows
+ * only the older one, and the kernel turns to it after an ENOSYS; but the
+ * first copies of several threads at once each get that ENOSYS, and the
+ * kernel takes the second one for a refusal of the older request too
+ * (it checks its flag, not the request it sent): from then on every copy
+ * of the mount is the kernel's own splice, unbounded, through awfs's
+ * READ and WRITE or the passthrough. Each is served as the older request,
+ * whose arguments are the same; its reply, a 32-bit count and 32 zero
+ * bits, reads as the 64-bit count on a little-endian machine.
+ */
+#define OP_COPY_FILE_RANGE_64 53
+
+static void normalize(const struct fuse_buf *buf)
+{
+	struct fuse_in_header *in = buf->mem;
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (!(buf->flags & FUSE_BUF_IS_FD) && buf->size >= sizeof(*in) && in->opcode == OP_COPY_FILE_RANGE_64)
+		in->opcode = FUSE_COPY_FILE_RANGE;
+#else
+	(void)in;
+#endif
+}
+
+/*
  * Requests that may wait on the disk: served off the listener. A handler
  * moved here must keep inode.h's thread contract: no listener-only field
  * (cfd through inode_fd(), readable, listings, opens), its own fd instead.
@@ -177,20 +205,24 @@ static int is_slow(const struct fuse_buf *buf)
  */
 #define INIT_EXT (1u << 30)
 #define INIT2_PASSTHROUGH (1u << (37 - 32))
+#define INIT2_OVER_IO_URING (1u << (41 - 32))
+#define INIT_MAX_PAGES (1u << 22)
 #define OPEN_PASSTHROUGH (1u << 7)	/* FOPEN_PASSTHROUGH */
 /* ... and what may go with it (the kernel fails the open, EIO, on any other: KEEP_CACHE) */
 #define OPEN_PASSTHROUGH_MASK (OPEN_PASSTHROUGH | (1u << 0) /* DIRECT_IO */ | \
 			       (1u << 5) /* NOFLUSH */ | (1u << 6) /* PARALLEL_DIRECT_WRITES */)
 
-static bool init_offered;
+static bool init_offered, init_offered_uring;
+static uint64_t dev_requests;	/* served from /dev/fuse after INIT (the unmount's line, with io_uring) */
 
 static void note_init(const struct fuse_buf *buf)
 {
 	const struct fuse_in_header *in = buf->mem;
 	const uint32_t *arg = (const uint32_t *)(in + 1);	/* major, minor, readahead, flags, flags2 */
+	bool ext = buf->size >= sizeof(*in) + 5 * sizeof(uint32_t) && (arg[3] & INIT_EXT);
 
-	init_offered = buf->size >= sizeof(*in) + 5 * sizeof(uint32_t) && (arg[3] & INIT_EXT) &&
-		       (arg[4] & INIT2_PASSTHROUGH);
+	init_offered = ext && (arg[4] & INIT2_PASSTHROUGH);
+	init_offered_uring = ext && (arg[4] & INIT2_OVER_IO_URING);
 }
 
 /*
@@ -210,6 +242,37 @@ static void serve(struct fuse_session *se, const struct fuse_buf *buf)
 	    (in->opcode != FUSE_WRITE && in->opcode != FUSE_FALLOCATE && in->opcode != FUSE_COPY_FILE_RANGE))
 		host_writer_reset();
 	fuse_session_process_buf(se, buf);
+}
+
+/*
+ * Every request but the slow ones is served under this lock: inode.h's
+ * listener-only state (inode_fd()'s cache, readable, listings, opens) is
+ * then touched by one thread at a time, whether the request came through
+ * /dev/fuse (the listener) or through an io_uring queue (a thread per CPU).
+ */
+static pthread_mutex_t serve_lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;	/* handed between CPUs: spin a little first */
+
+static void serve_fast(struct fuse_session *se, const struct fuse_buf *buf)
+{
+	pthread_mutex_lock(&serve_lock);
+	inode_listener_enter();
+	serve(se, buf);
+	inode_listener_leave();
+	pthread_mutex_unlock(&serve_lock);
+}
+
+/*
+ * Serve a request and, when it came through a ring entry, make sure the
+ * entry is answered (a handler that sent nothing: EIO, or the entry, and
+ * the request's caller, would wait for ever).
+ */
+static void serve_job(struct fuse_session *se, const struct fuse_buf *buf, struct uring_ent *ent)
+{
+	uring_set_current(ent);
+	serve(se, buf);
+	if (ent && uring_current() == ent)
+		uring_reply_error(ent, EIO);
+	uring_set_current(NULL);
 }
 
 /* The lane of @uid: its own, a free one, or (all taken) one shared by hash. */
@@ -290,7 +353,7 @@ static void *worker_main(void *arg)
 		j = job_take(l);
 		if (j) {
 			pthread_mutex_unlock(&l->lock);
-			serve(l->se, &j->buf);
+			serve_job(l->se, &j->buf, j->ent);
 			pthread_mutex_lock(&l->lock);
 			job_done(l, j);
 			continue;
@@ -328,12 +391,16 @@ static struct worker *worker_start(struct loop *l)
 	return w;
 }
 
-/* Answer the request in @buf with -@err, from the listener (its lane is full). */
-static void reply_now(struct loop *l, const struct fuse_buf *buf, int err)
+/* Answer the request in @buf with -@err, from where it was read (its lane is full). */
+static void reply_now(struct loop *l, const struct fuse_buf *buf, struct uring_ent *ent, int err)
 {
 	const struct fuse_in_header *in = buf->mem;
 	struct fuse_out_header out = { .len = sizeof(out), .error = -err, .unique = in->unique };
 
+	if (ent) {
+		uring_reply_error(ent, err);
+		return;
+	}
 	while (write(fuse_session_fd(l->se), &out, sizeof(out)) < 0 && errno == EINTR)
 		;
 }
@@ -361,11 +428,15 @@ static bool worker_wake(struct loop *l)
 }
 
 /*
- * Queue a copy of the slow request in @buf in its caller's lane (listener).
- * A worker is woken when the caller may run one more; otherwise the request
- * waits for one of its caller's to end.
+ * Queue a copy of the slow request in @buf in its caller's lane (the
+ * listener, or the ring queue's thread it came through: then @ent). A
+ * worker is woken when the caller may run one more; otherwise the request
+ * waits for one of its caller's to end. @room: what its ring queue's
+ * entries allow (each request here holds one, uring.h): short of them, a
+ * caller with requests already waiting or running is refused, as at a
+ * full lane; a caller with none is queued unless the queue is full.
  */
-static void dispatch(struct loop *l, const struct fuse_buf *buf)
+static void dispatch(struct loop *l, const struct fuse_buf *buf, struct uring_ent *ent, enum uring_room room)
 {
 	const struct fuse_in_header *in = buf->mem;
 	struct lane *ln;
@@ -373,9 +444,12 @@ static void dispatch(struct loop *l, const struct fuse_buf *buf)
 
 	pthread_mutex_lock(&l->lock);
 	ln = lane_of(l, in->uid);
-	if (ln->queued >= LANE_QUEUED) {
+	if (ln->queued >= LANE_QUEUED || room == URING_FULL ||
+	    (room == URING_SHORT && ln->queued + ln->running > 0)) {
+		if (ln->queued + ln->running == 0)
+			ln->used = false;	/* claimed by lane_of() for nothing */
 		pthread_mutex_unlock(&l->lock);
-		reply_now(l, buf, EAGAIN);
+		reply_now(l, buf, ent, EAGAIN);
 		return;
 	}
 	j = l->spare;
@@ -387,6 +461,7 @@ static void dispatch(struct loop *l, const struct fuse_buf *buf)
 	}
 	memcpy(j->req, buf->mem, buf->size);	/* is_slow(): at most SLOW_MAX */
 	j->buf = (struct fuse_buf){ .size = buf->size, .mem = j->req };
+	j->ent = ent;
 	j->lane = ln;
 	j->first = in->opcode == FUSE_FSYNCDIR;
 	if (j->first) {
@@ -404,7 +479,9 @@ static void dispatch(struct loop *l, const struct fuse_buf *buf)
 		/* no thread at all (the system's limit): served here, as a last resort */
 		j = job_take(l);
 		pthread_mutex_unlock(&l->lock);
-		serve(l->se, &j->buf);
+		pthread_mutex_lock(&serve_lock);	/* the listener's state: one thread at a time */
+		serve_job(l->se, &j->buf, j->ent);
+		pthread_mutex_unlock(&serve_lock);
 		pthread_mutex_lock(&l->lock);
 		job_done(l, j);
 	}
@@ -585,8 +662,11 @@ static void helpers_stop(struct loop *l, struct fuse_buf *buf)
 		fuse_session_reset(l->se);
 	while (!trim_done() || !watch_done()) {
 		res = fuse_session_receive_buf(l->se, buf);
-		if (res > 0)
-			serve(l->se, buf);
+		if (res > 0) {
+			__atomic_add_fetch(&dev_requests, 1, __ATOMIC_RELAXED);
+			normalize(buf);
+			serve_fast(l->se, buf);
+		}
 		else if (res == -EAGAIN || res == -EINTR)
 			nanosleep(&pause, NULL);
 		else
@@ -634,6 +714,15 @@ struct init_out {
 	uint32_t unused[6];
 };
 
+/* -errno as a system call says it: -1 and errno. */
+static ssize_t errno_of(ssize_t res)
+{
+	if (res >= 0)
+		return res;
+	errno = (int)-res;
+	return -1;
+}
+
 static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 {
 	struct fuse_out_header head;
@@ -647,14 +736,22 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 	    iov[1].iov_len >= offsetof(struct init_out, flags) + sizeof(out.flags) &&
 	    ((const struct fuse_out_header *)iov[0].iov_base)->error == 0) {
 		uint32_t depth = pt_negotiate(init_offered);
+		bool ring;
 
 		memset(&out, 0, sizeof(out));
 		memcpy(&out, iov[1].iov_base, iov[1].iov_len);
 		out.flags |= FUSE_HANDLE_KILLPRIV_V2;
-		if (depth) {
+		/* the payload buffers are sized from what this reply says */
+		ring = uring_negotiate(init_offered_uring, out.max_write,
+				       (out.flags & INIT_MAX_PAGES) ? (out.max_pages ? out.max_pages : 1) : 32);
+		if (depth || ring) {
 			out.flags |= INIT_EXT;
-			out.flags2 |= INIT2_PASSTHROUGH;
-			out.max_stack_depth = depth;
+			if (depth) {
+				out.flags2 |= INIT2_PASSTHROUGH;
+				out.max_stack_depth = depth;
+			}
+			if (ring)
+				out.flags2 |= INIT2_OVER_IO_URING;
 			/* the whole 7.40 reply: the depth lies past a shorter one */
 			memcpy(&head, iov[0].iov_base, sizeof(head));
 			head.len = (uint32_t)(sizeof(head) + sizeof(out));
@@ -678,6 +775,10 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 		memcpy(open_out + at, &o, sizeof(o));
 		iov[1].iov_base = open_out;
 	}
+	/* the reply to a request that came through a ring goes back through it */
+	if (uring_current() && count >= 1 && iov[0].iov_len >= sizeof(struct fuse_out_header) &&
+	    uring_owns(uring_current(), ((const struct fuse_out_header *)iov[0].iov_base)->unique))
+		return errno_of(uring_reply(uring_current(), iov, count));
 	return writev(fd, iov, count);
 }
 
@@ -694,13 +795,27 @@ static ssize_t io_splice(int fdin, off_t *offin, int fdout, off_t *offout, size_
 	return splice(fdin, offin, fdout, offout, len, flags);
 }
 
+/*
+ * A reply libfuse splices to the device (READ's, from the host file through
+ * a pipe: header first): for a request that came through a ring, read from
+ * the pipe into the entry instead.
+ */
+static ssize_t io_splice_send(int fdin, off_t *offin, int fdout, off_t *offout, size_t len,
+			      unsigned int flags, void *userdata)
+{
+	(void)userdata;
+	if (uring_current() && !offin)
+		return errno_of(uring_reply_pipe(uring_current(), fdin, len));
+	return splice(fdin, offin, fdout, offout, len, flags);
+}
+
 int loop_wrap_io(struct fuse_session *se)
 {
 	static const struct fuse_custom_io io = {
 		.writev = io_writev,
 		.read = io_read,
 		.splice_receive = io_splice,
-		.splice_send = io_splice,
+		.splice_send = io_splice_send,
 	};
 
 	return fuse_session_custom_io(se, &io, fuse_session_fd(se));
@@ -730,6 +845,24 @@ int loop_init(struct fuse_session *se)
 	return res;
 }
 
+/* The loop ring requests are served in (one mount, one loop). */
+static struct loop *ring_loop;
+
+/* A request from an io_uring queue (its thread): as the listener does, under the same lock. */
+static void ring_serve(const struct fuse_buf *buf, struct uring_ent *ent, enum uring_room room)
+{
+	normalize(buf);
+	if (is_slow(buf)) {
+		dispatch(ring_loop, buf, ent, room);
+		return;
+	}
+	pthread_mutex_lock(&serve_lock);
+	inode_listener_enter();
+	serve_job(ring_loop->se, buf, ent);
+	inode_listener_leave();
+	pthread_mutex_unlock(&serve_lock);
+}
+
 int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, uint64_t files_high,
 	     uint64_t inodes_high)
 {
@@ -753,6 +886,9 @@ int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, ui
 	res = -watch_start(se);
 	if (res)
 		goto out;
+	/* the queues, when INIT accepted io_uring: a failure gives it up (requests come here) */
+	ring_loop = &l;
+	uring_start(se, ring_serve, spin_us);
 	/* non-blocking: receive() polls, then sleeps in poll() */
 	flags = fcntl(fd, F_GETFL);
 	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
@@ -765,16 +901,19 @@ int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, ui
 			continue;
 		if (res <= 0)
 			break;
+		__atomic_add_fetch(&dev_requests, 1, __ATOMIC_RELAXED);
+		normalize(&buf);
 		if (is_slow(&buf))
-			dispatch(&l, &buf);
+			dispatch(&l, &buf, NULL, URING_ROOM);
 		else
-			serve(se, &buf);
+			serve_fast(se, &buf);
 	}
 	host_writer_reset();	/* the listener goes on as the daemon (the unmount) */
 	if (res > 0 || res == -EINTR)	/* unmounted, or stopped by a signal */
 		res = 0;
 out:
 	helpers_stop(&l, &buf);
+	uring_stop();	/* before the workers: no queue dispatches to them any more */
 	pthread_mutex_lock(&l.lock);
 	l.stop = 1;
 	for (i = 0; i < l.nworkers; i++)
@@ -786,6 +925,8 @@ out:
 		free(l.workers[i]);
 	}
 	free(l.workers);
+	uring_free();	/* after the workers: none hands an entry back any more */
+	uring_report(dev_requests);
 	/* what was still queued: the session is over, its callers see it gone */
 	for (i = 0; i < LANES; i++)
 		for (struct job *j = l.lanes[i].head, *nx; j; j = nx) {

@@ -213,6 +213,14 @@ mount_mutant "a passthrough open keeps flags the kernel refuses with it (KEEP_CA
 mount_mutant "passthrough with the change record on" passthrough.c changes.sh \
 	's/\telse if (pt.record)/\telse if (0)/'
 
+# ---------------------------------------------------------------- FUSE over io_uring (uring.sh sets enable_uring itself)
+mount_mutant "a ring queue lets every entry be held (none kept that comes back at once)" uring.c uring.sh \
+	's/^#define KEEP 4$/#define KEEP 0/'
+mount_mutant "a queue's thread not on its CPU" uring.c uring.sh \
+	's/if (sched_setaffinity(0, sizeof(set), \&set) < 0) {/if (1) {/'
+mount_mutant "COPY_FILE_RANGE_64 left to libfuse 3.14 (ENOSYS, and the kernel's race after it)" loop.c uring.sh \
+	's/in->opcode = FUSE_COPY_FILE_RANGE;/(void)in;/'
+
 # ---------------------------------------------------------------- classify.c's match order
 unit_mutant "a shallower rule's class kept over a deeper one's when stricter" classify.c test_classify \
 	's/^\tif (best) {$/\tif (best \&\& (parent->origin != AWFS_ORIGIN_RULE || best->cls >= parent->cls)) {/'

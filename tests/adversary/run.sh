@@ -27,6 +27,9 @@
 # AWFS_ADVERSARY_CANARY_UID (65534, a worker's uid too) runs the
 # unprivileged canary; AWFS_ADVERSARY_RSS_MB (64) bounds how much awfs's VmRSS may grow;
 # AWFS_ADVERSARY_SATURATE=1 adds what -S needs to the fixture (saturate.sh);
+# AWFS_ADVERSARY_URING=1 mounts with the fuse module's enable_uring at 1
+# (put back after), so that every request comes through FUSE over io_uring
+# (tests/adversary/uring.sh; skipped where the kernel has none);
 # AWFS_ADVERSARY_KEEP=1 keeps the temporary directory (the tree the run
 # left, awfs's log, the fuzzer's output); AWFS_ADVERSARY_DROP_CACHES=1 has
 # the kernel drop its dentry cache (system-wide) before awfs's fds are
@@ -49,6 +52,12 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 
 require_mount_env
 command -v getfattr >/dev/null || skip "no getfattr (apt-get install attr)"
+URING_PARAM=/sys/module/fuse/parameters/enable_uring
+if [ "${AWFS_ADVERSARY_URING:-0}" = 1 ]; then
+	[ -w "$URING_PARAM" ] || skip "this kernel has no FUSE over io_uring ($URING_PARAM)"
+	AT_EXIT="echo $(cat "$URING_PARAM") >$URING_PARAM 2>/dev/null; ${AT_EXIT}"
+	echo 1 >"$URING_PARAM"
+fi
 command -v setsid >/dev/null || skip "no setsid (util-linux)"
 make_tmp
 SOURCE_KIND=${AWFS_ADVERSARY_SOURCE:-dir}
@@ -262,6 +271,10 @@ mount_awfs -o xattr --audit "$T/audit.jsonl" --record-changes
 # the workers' handles are on the kernel's passthrough where it is offered
 # (src/passthrough.h): they attack that data path, and say which one it was
 echo "# $(grep -o 'data path: [^)]*' "$LOG" | head -1)"
+if [ "${AWFS_ADVERSARY_URING:-0}" = 1 ]; then
+	check_match "the requests come through FUSE over io_uring" "requests: FUSE over io_uring, [0-9]+ queues" \
+		"$(grep ' mounted ' "$LOG")"
+fi
 if [ "$SOURCE_KIND" = ramfs ]; then
 	check_match "a ramfs source: awfs lets the modes decide" "no POSIX ACLs there: modes alone decide access" \
 		"$(grep ' mounted ' "$LOG")"
@@ -324,6 +337,11 @@ check "summary.md, whatever replaced it, is a regular file" "regular" \
 	"$( [ -f "$SRC/summary.md" ] && [ ! -L "$SRC/summary.md" ] && echo regular || stat -c %F "$SRC/summary.md" 2>&1)"
 ADV_PID=""
 check "the mount is gone" 0 "$(awfs_mounts "$MNT")"
+if [ "${AWFS_ADVERSARY_URING:-0}" = 1 ]; then
+	echo "# $(grep -o 'FUSE over io_uring: .*' "$LOG" | tail -1)"
+	check_match "... its requests came through the queues" "FUSE over io_uring: [1-9][0-9]* requests came through the queues" \
+		"$(grep 'FUSE over io_uring: ' "$LOG")"
+fi
 
 # ------------------------------------------------------------ the change record
 # every path of the writable trees that differs on the host is in the

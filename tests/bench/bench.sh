@@ -53,7 +53,7 @@ TOP=$(cd "$HERE/../.." && pwd)
 
 # in the order they run within a repetition: what deletes, what only reads, what creates
 ALL_WORKLOADS="unlink rm mount stat json findcat lsR seqread_warm seqread_cold randread1 randread4 git_status append append_flood create untar seqwrite git_commit rules walk1m"
-ALL_TARGETS="native awfs awfs-nopt awfs-ro bindfs fuse-overlayfs passthrough_ll passthrough_hp"
+ALL_TARGETS="native awfs awfs-uring awfs-nopt awfs-ro bindfs fuse-overlayfs passthrough_ll passthrough_hp"
 PEERS="bindfs fuse-overlayfs passthrough_ll passthrough_hp"
 
 # ---------------------------------------------------------------- report
@@ -183,6 +183,7 @@ cleanup() {
 	[ -n "$CLEANED" ] && return
 	CLEANED=1
 	trap '' INT TERM
+	[ -n "${URING_PARAM:-}" ] && [ -n "${URING_OLD:-}" ] && echo "$URING_OLD" >"$URING_PARAM"
 	[ -n "$CUR" ] && stop_pid "$CUR"
 	[ -n "$FLOOD" ] && stop_pid "$FLOOD"
 	if [ -f "$CYCLE_PIDFILE" ]; then	# a mount-latency daemon
@@ -279,6 +280,13 @@ PHP=${PASSTHROUGH_HP:-}
 if want_target passthrough_hp && { [ -z "$PHP" ] || [ ! -x "$PHP" ]; }; then
 	drop_target passthrough_hp "PASSTHROUGH_HP ${PHP:+($PHP) }unset or not a program (libfuse 3.17 or later, built by hand: tests/bench/README.md)"
 fi
+URING_PARAM=/sys/module/fuse/parameters/enable_uring URING_OLD=""
+if [ -w "$URING_PARAM" ]; then
+	URING_OLD=$(cat "$URING_PARAM")
+else
+	URING_PARAM=""
+	want_target awfs-uring && drop_target awfs-uring "this kernel has no FUSE over io_uring (Linux 6.14 or later, CONFIG_FUSE_IO_URING)"
+fi
 want_target bindfs && ! need bindfs bindfs && drop_target bindfs "bindfs not installed and apt-get failed"
 want_target fuse-overlayfs && ! need fuse-overlayfs fuse-overlayfs && drop_target fuse-overlayfs "fuse-overlayfs not installed and apt-get failed"
 
@@ -349,7 +357,7 @@ targets_for() {
 		case $w:$t in
 		rules:native|rules:awfs|walk1m:native|walk1m:awfs) ;;
 		rules:*|walk1m:*) continue ;;
-		mount:native|mount:awfs-ro|mount:awfs-nopt) continue ;;
+		mount:native|mount:awfs-ro|mount:awfs-nopt|mount:awfs-uring) continue ;;
 		append_flood:native|append_flood:awfs) ;;
 		append_flood:*) continue ;;
 		append:awfs-ro|create:awfs-ro|unlink:awfs-ro|untar:awfs-ro|rm:awfs-ro|seqwrite:awfs-ro|git_*:awfs-ro) continue ;;
@@ -432,6 +440,7 @@ mount_cmd() {
 	local t=$1 d=$2
 	case $t in
 	awfs-nopt) CMD=("$AWFS" "$d/mnt" --policy "$POLICY" --source "$d/src" -f -o passthrough=off) ;;
+	awfs-uring) CMD=("$AWFS" "$d/mnt" --policy "$POLICY" --source "$d/src" -f -o io_uring=on) ;;
 	awfs|awfs-ro) CMD=("$AWFS" "$d/mnt" --policy "$POLICY" --source "$d/src" -f)
 		# the change record (changes.h), for its cost: BENCH_AWFS_RECORD=1
 		[ -n "${BENCH_AWFS_RECORD:-}" ] && CMD+=(--audit "$d/audit.jsonl" --record-changes) ;;
@@ -481,6 +490,10 @@ mount_target() {
 	[ "$t" = native ] && { CMDLINE[$t]="(the source directory itself)"; return 0; }
 	mount_cmd "$t" "$b"
 	CMDLINE[$t]="${CMD[*]}"
+	# the kernel reads enable_uring at each mount's INIT: awfs-uring mounts
+	# with it on, every other target with it off (FUSE over io_uring is
+	# off by default), whatever this machine had; put back once mounted
+	[ -n "$URING_PARAM" ] && { [ "$t" = awfs-uring ] && echo 1 || echo 0; } >"$URING_PARAM"
 	"${CMD[@]}" >"$RUN/$t.log" 2>&1 &
 	PID[$t]=$!
 	MOUNTED+=("${MNT[$t]}")
@@ -488,6 +501,7 @@ mount_target() {
 		tail -5 "$RUN/$t.log" >&8
 		die "$t did not mount"
 	fi
+	[ -n "$URING_PARAM" ] && echo "$URING_OLD" >"$URING_PARAM"
 	OPTS[$t]=$(awk -v p="${MNT[$t]}" '$5 == p { for (i = 7; $i != "-"; i++); print $6 " | " $(i + 1) " " $(i + 3) }' /proc/self/mountinfo)
 	sleep 0.2
 	rec_rss "$t" 0 rss_idle

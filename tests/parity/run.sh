@@ -240,9 +240,9 @@ for share in awf acls; do
 	else
 		acls="its POSIX ACLs enforced"
 	fi
-	# ... and its data path: the 6.1 kernel offers no passthrough
-	check "$name: awfs in the guest says what the share keeps, and that its data path is its own" \
-		"guest-acls: , runtime guest, $acls; data path: through awfs, this kernel offers no FUSE passthrough: it needs Linux 6.9 or later, CONFIG_FUSE_PASSTHROUGH)" \
+	# ... its data path and its requests: the 6.1 kernel offers neither passthrough nor io_uring
+	check "$name: awfs in the guest says what the share keeps, and that its data path and requests are its own" \
+		"guest-acls: , runtime guest, $acls; data path: through awfs, this kernel offers no FUSE passthrough: it needs Linux 6.9 or later, CONFIG_FUSE_PASSTHROUGH; requests: through /dev/fuse, this kernel offers no FUSE over io_uring: it needs Linux 6.14 or later, CONFIG_FUSE_IO_URING, and the fuse module's enable_uring set to 1)" \
 		"$(grep '^guest-acls: ' "$T/$name.raw" | tr -d '\r')"
 done
 finish
