@@ -97,6 +97,13 @@ struct loop;
  */
 #define LANES 64
 #define LANE_QUEUED 4096
+/*
+ * With FUSE over io_uring each of a caller's slow requests, queued or
+ * running, also holds a ring entry (uring.h): a caller may hold this many
+ * at once, in all queues together; past that its next slow request fails
+ * at once with EAGAIN, and the entries stay for the others.
+ */
+#define LANE_RING_HELD 128
 #define JOBS_SPARE 64	/* finished requests kept for the next ones */
 
 struct job {
@@ -137,6 +144,21 @@ struct loop {
 	unsigned nspare;
 	int stop;
 };
+
+/*
+ * The CPUs the process may run on, as the loop found them: a thread started
+ * from a queue's thread (pinned to its CPU, uring.c) would inherit its one
+ * CPU, so workers and the trimmer set this again first.
+ */
+static cpu_set_t loop_cpus;
+static bool loop_cpus_known;
+
+static void unpin(void)
+{
+	if (loop_cpus_known && sched_setaffinity(0, sizeof(loop_cpus), &loop_cpus) < 0) {
+		/* left where it was started */
+	}
+}
 
 static uint64_t now_ns(void)
 {
@@ -347,6 +369,7 @@ static void *worker_main(void *arg)
 	struct job *j;
 
 	pthread_setname_np(pthread_self(), "awfs-worker");
+	unpin();
 
 	pthread_mutex_lock(&l->lock);
 	while (!l->stop) {
@@ -420,6 +443,8 @@ static bool worker_wake(struct loop *l)
 		return true;
 	}
 	if (l->nworkers < l->max_workers) {
+		/* a new thread inherits this one's credentials: the daemon's, not a writer's it kept */
+		host_writer_reset();
 		w = worker_start(l);
 		if (w)
 			l->workers[l->nworkers++] = w;	/* only the listener adds */
@@ -445,6 +470,7 @@ static void dispatch(struct loop *l, const struct fuse_buf *buf, struct uring_en
 	pthread_mutex_lock(&l->lock);
 	ln = lane_of(l, in->uid);
 	if (ln->queued >= LANE_QUEUED || room == URING_FULL ||
+	    (ent && ln->queued + ln->running >= LANE_RING_HELD) ||
 	    (room == URING_SHORT && ln->queued + ln->running > 0)) {
 		if (ln->queued + ln->running == 0)
 			ln->used = false;	/* claimed by lane_of() for nothing */
@@ -604,6 +630,7 @@ static void *trim_main(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "awfs-trim");	/* top -H, /proc/PID/task */
+	unpin();
 	pthread_mutex_lock(&trim.lock);
 	while (!trim.stop) {
 		if (!trim.poked) {
@@ -887,6 +914,7 @@ int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, ui
 	if (res)
 		goto out;
 	/* the queues, when INIT accepted io_uring: a failure gives it up (requests come here) */
+	loop_cpus_known = sched_getaffinity(0, sizeof(loop_cpus), &loop_cpus) == 0;
 	ring_loop = &l;
 	uring_start(se, ring_serve, spin_us);
 	/* non-blocking: receive() polls, then sleeps in poll() */

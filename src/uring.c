@@ -18,11 +18,12 @@
  * worker serves, or that waits in its caller's lane (a slow one), holds its
  * entry until it is answered. A request that finds no free entry waits in
  * the kernel's queue, first come first served whoever sent it, and only a
- * commit takes one from there (an entry registered later does not): so
- * KEEP entries are never held, and always come back at once, and the
- * kernel's queue drains through them. Past DEPTH - KEEP held, loop.c
- * refuses the slow requests of callers who already have some held
- * (EAGAIN, as a full lane); a caller with none may take all but the last.
+ * commit takes one from there (an entry registered later does not). Past
+ * DEPTH - KEEP held, loop.c refuses the slow requests of callers who
+ * already have some held (EAGAIN, as a full lane), and a caller with none
+ * may take all but the last entry, which always comes back at once: the
+ * kernel's queue drains through it. (A caller holds LANE_RING_HELD at most
+ * besides, loop.c: one uid cannot come near the bound.)
  * An entry's payload buffer is as large as the kernel's largest request
  * (a megabyte of address space, resident only where used); what a large
  * request or reply made resident past KEEP_RESIDENT is given back before
@@ -83,7 +84,8 @@ enum { CMD_REGISTER = 1, CMD_COMMIT_AND_FETCH = 2 };
 #define SQE_SIZE 128		/* IORING_SETUP_SQE128 */
 #define HEADER_PAGE 4096	/* the entry's ring_header */
 #define HEAD_ROOM 4096		/* before the payload: the request is made contiguous there */
-#define POLL_TAG 0		/* the eventfd's poll; entries are never at address 0 */
+#define POLL_TAG 0		/* the eventfd's poll; entries are never at address 0 or 1 */
+#define ABANDON_TAG 1		/* the registration that gives io_uring up */
 
 struct uring_queue;
 
@@ -113,7 +115,7 @@ struct uring_queue {
 	struct uring_ent **ents;
 	char *area;		/* every entry's buffers, one mapping */
 	size_t area_len;
-	unsigned nents, nheld;	/* registered; held by workers and lanes */
+	unsigned nents, nheld;	/* registered (less those the kernel refused); held by workers and lanes */
 	unsigned most_held;
 	pthread_mutex_t done_lock;
 	struct uring_ent *done;	/* answered by workers, to commit */
@@ -125,6 +127,7 @@ static struct {
 	enum uring_mode mode;
 	char why[240];
 	size_t payload_sz;
+	size_t page;
 	unsigned nq;
 	struct uring_queue *qs;
 	uring_serve_fn serve;
@@ -136,6 +139,7 @@ static struct {
 } ur = { .devfd = -1 };
 
 static __thread struct uring_ent *current;
+static int lost_logged;
 
 static long ring_enter(int fd, unsigned submit, unsigned wait, unsigned flags)
 {
@@ -174,7 +178,7 @@ static unsigned possible_cpus(void)
 
 static void queue_free(struct uring_queue *q)
 {
-	for (unsigned i = 0; i < q->nents; i++)
+	for (unsigned i = 0; q->ents && i < DEPTH; i++)
 		free(q->ents[i]);
 	free(q->ents);
 	q->ents = NULL;
@@ -273,12 +277,13 @@ bool uring_negotiate(bool offered, uint32_t max_write, uint32_t max_pages)
 		return false;
 	}
 	/* the kernel's max_payload_sz: a smaller buffer is refused at registration */
+	ur.page = sysconf(_SC_PAGESIZE) > 0 ? (size_t)sysconf(_SC_PAGESIZE) : 4096;
 	sz = 8192;
 	if (max_write > sz)
 		sz = max_write;
-	if ((size_t)max_pages * 4096 > sz)
-		sz = (size_t)max_pages * 4096;
-	ur.payload_sz = (sz + 4095) & ~(size_t)4095;
+	if ((size_t)max_pages * ur.page > sz)
+		sz = (size_t)max_pages * ur.page;
+	ur.payload_sz = (sz + ur.page - 1) & ~(ur.page - 1);
 	ur.nq = possible_cpus();
 	ur.qs = calloc(ur.nq, sizeof(*ur.qs));
 	if (!ur.qs)
@@ -422,17 +427,21 @@ static int register_entries(struct uring_queue *q)
 
 		if (!e)
 			return -ENOMEM;
+		q->ents[i] = e;	/* freed with the queue, registered or not */
 		e->q = q;
 		e->hdr = (struct ring_header *)m;
 		e->payload = m + HEADER_PAGE + HEAD_ROOM;
 		e->iov[0] = (struct iovec){ .iov_base = e->hdr, .iov_len = sizeof(*e->hdr) };
 		e->iov[1] = (struct iovec){ .iov_base = e->payload, .iov_len = ur.payload_sz };
-		q->ents[q->nents++] = e;
+		q->ents[i] = e;
 		err = send_cmd(q, e, CMD_REGISTER);
+		if (!err)
+			q->nents++;
 	}
 	return err;
 }
 
+/* A failure that leaves a queue unserved: io_uring is given up (abandon()), or was never ready. */
 static void say_failed(const char *what, int err)
 {
 	if (__atomic_exchange_n(&ur.failed_logged, 1, __ATOMIC_RELAXED))
@@ -444,6 +453,24 @@ static void say_failed(const char *what, int err)
 	ur.mode = URING_OFF_FAILED;
 }
 
+/*
+ * What a large request or reply left resident in @e's payload past @used
+ * bytes goes back to the system: before a commit (past the reply), and when
+ * a request arrives (past it). Never between: once committed, the kernel
+ * may be writing the next request there.
+ */
+static void trim_resident(struct uring_ent *e, size_t used)
+{
+	size_t keep;
+
+	if (e->touched <= KEEP_RESIDENT || e->touched <= used)
+		return;
+	keep = used > KEEP_RESIDENT ? (used + ur.page - 1) & ~(ur.page - 1) : KEEP_RESIDENT;
+	if (e->touched > keep)
+		madvise(e->payload + keep, e->touched - keep, MADV_DONTNEED);
+	e->touched = used;
+}
+
 /* Give @e's reply to the kernel: now on @e's queue thread, else through it. */
 static void commit(struct uring_ent *e)
 {
@@ -451,14 +478,7 @@ static void commit(struct uring_ent *e)
 	uint32_t used = e->hdr->ent.payload_sz;
 	uint64_t one = 1;
 
-	/* what a large request or reply left resident goes back to the system */
-	if (e->touched > KEEP_RESIDENT && e->touched > used) {
-		size_t keep = used > KEEP_RESIDENT ? ((size_t)used + 4095) & ~(size_t)4095 : KEEP_RESIDENT;
-
-		if (e->touched > keep)
-			madvise(e->payload + keep, e->touched - keep, MADV_DONTNEED);
-		e->touched = used;
-	}
+	trim_resident(e, used);
 	if (pthread_equal(pthread_self(), q->tid)) {
 		int err;
 
@@ -601,6 +621,7 @@ static void request(struct uring_queue *q, struct uring_ent *e)
 	__atomic_add_fetch(&ur.served, 1, __ATOMIC_RELAXED);
 	memcpy(&in, e->hdr->in_out, sizeof(in));
 	e->commit_id = e->hdr->ent.commit_id;
+	trim_resident(e, psz);
 	if (psz > e->touched)
 		e->touched = psz;
 	if (psz > ur.payload_sz || in.len < sizeof(in) + psz || in.len - sizeof(in) - psz > sizeof(e->hdr->op_in)) {
@@ -660,7 +681,7 @@ static void abandon(struct uring_queue *q)
 	sqe->cmd_op = CMD_REGISTER;
 	sqe->addr = (uint64_t)(uintptr_t)iov;
 	sqe->len = 2;
-	sqe->user_data = POLL_TAG;
+	sqe->user_data = ABANDON_TAG;
 	c = (struct ring_cmd *)sqe->cmd;
 	c->qid = UINT16_MAX;	/* no such queue: EINVAL, and the connection turns to /dev/fuse */
 	submit(q);
@@ -735,9 +756,13 @@ static void *queue_main(void *arg)
 				send_cmd(q, e, e->last_cmd);
 			} else if (c.res == -ENOTCONN || c.res == -ECONNABORTED || c.res == -ECANCELED) {
 				gone = true;	/* the connection ended: the mount is going */
-			} else {
-				say_failed(e->last_cmd == CMD_REGISTER ? "the kernel refused a queue's entry" :
-					   "the kernel refused a reply", c.res);
+			} else if (c.user_data != ABANDON_TAG) {
+				/* the entry is the kernel's no more: one less to count on */
+				q->nents--;
+				if (!__atomic_exchange_n(&lost_logged, 1, __ATOMIC_RELAXED))
+					log_msg(AWFS_LOG_WARN, "FUSE over io_uring: the kernel refused %s of queue %u: %s; %u entries left in it",
+						e->last_cmd == CMD_REGISTER ? "an entry" : "a reply", q->qid,
+						strerror(-c.res), q->nents);
 			}
 		}
 	}

@@ -218,6 +218,10 @@ mount_mutant "a ring queue lets every entry be held (none kept that comes back a
 	's/^#define KEEP 4$/#define KEEP 0/'
 mount_mutant "a queue's thread not on its CPU" uring.c uring.sh \
 	's/if (sched_setaffinity(0, sizeof(set), \&set) < 0) {/if (1) {/'
+mount_mutant "one caller may hold every ring entry (no cap a caller)" loop.c uring.sh \
+	's/(ent \&\& ln->queued + ln->running >= LANE_RING_HELD) ||/0 ||/'
+mount_mutant "a worker started by a queue's thread stays on its CPU" loop.c uring.sh \
+	's/^\tunpin();$/\t(void)0;/'
 mount_mutant "COPY_FILE_RANGE_64 left to libfuse 3.14 (ENOSYS, and the kernel's race after it)" loop.c uring.sh \
 	's/in->opcode = FUSE_COPY_FILE_RANGE;/(void)in;/'
 

@@ -143,6 +143,15 @@ want=$(for i in 0 1 2 3 4 5 6 7; do dd if="$SRC/ro/big" bs=1M skip=$i count=1 st
 check "eight O_DIRECT readers at once: the host's bytes" "$want" "$sums"
 as_agent dd if=/dev/urandom of="$MNT/rw/w" bs=1M count=4 conv=fsync status=none
 check "a 4 MiB write and its fsync: on the host" "$(md5sum <"$MNT/rw/w" | cut -d' ' -f1)" "$(md5sum <"$SRC/rw/w" | cut -d' ' -f1)"
+# the workers were started by queue threads, each pinned to its CPU: they run anywhere
+all=$(awk '/^Cpus_allowed_list:/ { print $2 }' /proc/"$AWFS_PID"/status)
+pinned=none
+for t in /proc/"$AWFS_PID"/task/*; do
+	[ "$(cat "$t/comm")" = awfs-worker ] || continue
+	cpus=$(awk '/^Cpus_allowed_list:/ { print $2 }' "$t/status")
+	[ "$cpus" = "$all" ] || pinned="a worker on $cpus"
+done
+check "the workers run on every CPU awfs may use ($all), not their starter's" none "$pinned"
 unmount_awfs
 check "a clean stop" 0 "$AWFS_RC"
 
@@ -161,13 +170,15 @@ if command -v bindfs >/dev/null; then
 	echo hello >"$SRC/rw/plain"
 	: >"$LOG"
 	mount_beside -o passthrough=off
-	# 300 threads on CPU 0 (one queue), each with an fsync of its own file;
-	# the source stops once all are open; the outcome of each is written to
-	# a file: ok, or the errno's name
+	# 300 threads on CPU 0 (one queue), each with an fsync of its own file,
+	# 150 as the agent and 150 as uid 65534 (a caller holds 128 entries at
+	# most: two are needed to reach the queue's bound); the source stops
+	# once all are open; the outcome of each is written to a file: ok, or
+	# the errno's name
 	cat >"$T/fsyncers.py" <<'EOF'
 import errno, os, sys, threading, time
-d, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-fds = [os.open("%s/f%d" % (d, i), os.O_RDONLY) for i in range(n)]
+d, out, first, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+fds = [os.open("%s/f%d" % (d, first + i), os.O_RDONLY) for i in range(n)]
 open(out + ".opened", "w").close()
 while not os.path.exists(out + ".go"):
     time.sleep(0.05)
@@ -184,25 +195,39 @@ for t in ts: t.start()
 for t in ts: t.join()
 EOF
 	chmod 644 "$T/fsyncers.py"
-	mkdir -p "$T/r" && chown "$u" "$T/r"
-	as_agent taskset -c 0 "$PY" "$T/fsyncers.py" "$MNT/slow" "$T/r/out" 300 &
+	mkdir -p "$T/r" && chmod 1777 "$T/r"
+	as_agent taskset -c 0 "$PY" "$T/fsyncers.py" "$MNT/slow" "$T/r/a" 0 150 &
 	RPID=$!
-	for _ in $(seq 600); do [ -e "$T/r/out.opened" ] && break; sleep 0.1; done
+	setpriv --reuid=65534 --regid=65534 --clear-groups taskset -c 0 "$PY" "$T/fsyncers.py" "$MNT/slow" "$T/r/b" 150 150 &
+	RPID2=$!
+	for _ in $(seq 600); do [ -e "$T/r/a.opened" ] && [ -e "$T/r/b.opened" ] && break; sleep 0.1; done
 	kill -STOP "$BINDFS"
-	as_agent touch "$T/r/out.go"
+	touch "$T/r/a.go" "$T/r/b.go"
 	# a bound for a hang, never reached otherwise: 48 of 300 refused at once
 	# (the queue lets 252 of its 256 entries be held: 4 always come back)
-	for _ in $(seq 1200); do [ "$(cat "$T/r/out" 2>/dev/null | grep -c .)" -ge 48 ] && break; sleep 0.1; done
-	check_match "past the queue's bound, the agent's next slow requests fail at once" "^EAGAIN$" \
-		"$(sort -u "$T/r/out" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
-	check "... all but the 252 the queue lets be held" 48 "$(grep -c EAGAIN "$T/r/out")"
+	for _ in $(seq 1200); do [ "$(cat "$T/r/a" "$T/r/b" 2>/dev/null | grep -c .)" -ge 48 ] && break; sleep 0.1; done
+	check_match "past the queue's bound, the next slow requests of callers holding some fail at once" "^EAGAIN$" \
+		"$(cat "$T/r/a" "$T/r/b" 2>/dev/null | sort -u | tr '\n' ' ' | sed 's/ $//')"
+	check "... all but the 252 the queue lets be held" 48 "$(cat "$T/r/a" "$T/r/b" | grep -c EAGAIN)"
 	check "root (nothing waiting) still reads through a worker" hello \
 		"$(taskset -c 0 timeout -k 1 30 cat "$MNT/rw/plain" 2>&1)"
 	check "... and looks up a new name" ENOENT \
 		"$(taskset -c 0 timeout -k 1 30 stat "$MNT/rw/never-$$" >/dev/null 2>&1; [ $? = 1 ] && echo ENOENT)"
 	kill -CONT "$BINDFS"
+	wait "$RPID" "$RPID2"
+	check "once the source is back, every held fsync ends well" 252 "$(cat "$T/r/a" "$T/r/b" | grep -c '^ok$')"
+	# one caller alone holds 128 entries at most, whatever the queue has free
+	as_agent taskset -c 0 "$PY" "$T/fsyncers.py" "$MNT/slow" "$T/r/c" 0 150 &
+	RPID=$!
+	for _ in $(seq 600); do [ -e "$T/r/c.opened" ] && break; sleep 0.1; done
+	kill -STOP "$BINDFS"
+	touch "$T/r/c.go"
+	for _ in $(seq 1200); do [ "$(cat "$T/r/c" 2>/dev/null | grep -c .)" -ge 22 ] && break; sleep 0.1; done
+	check "one caller alone: 128 held, its other 22 refused at once" "22 EAGAIN" \
+		"$(sort "$T/r/c" 2>/dev/null | uniq -c | awk '{ print $1, $2 }' | tr '\n' ' ' | sed 's/ $//')"
+	kill -CONT "$BINDFS"
 	wait "$RPID"
-	check "once the source is back, every held fsync ends well" 252 "$(grep -c '^ok$' "$T/r/out")"
+	check "... and its held ones end well" 128 "$(grep -c '^ok$' "$T/r/c")"
 	unmount_awfs
 	check "a clean stop" 0 "$AWFS_RC"
 	check_match "the unmount line: 252 held, and root's read beside them" "at most 253 of a queue's 256 entries held at once" \
