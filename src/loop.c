@@ -274,15 +274,6 @@ static void serve(struct fuse_session *se, const struct fuse_buf *buf)
  */
 static pthread_mutex_t serve_lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;	/* handed between CPUs: spin a little first */
 
-static void serve_fast(struct fuse_session *se, const struct fuse_buf *buf)
-{
-	pthread_mutex_lock(&serve_lock);
-	inode_listener_enter();
-	serve(se, buf);
-	inode_listener_leave();
-	pthread_mutex_unlock(&serve_lock);
-}
-
 /*
  * Serve a request and, when it came through a ring entry, make sure the
  * entry is answered (a handler that sent nothing: EIO, or the entry, and
@@ -295,6 +286,16 @@ static void serve_job(struct fuse_session *se, const struct fuse_buf *buf, struc
 	if (ent && uring_current() == ent)
 		uring_reply_error(ent, EIO);
 	uring_set_current(NULL);
+}
+
+/* A request that is not slow, from /dev/fuse (@ent NULL) or a ring entry, under the lock. */
+static void serve_fast(struct fuse_session *se, const struct fuse_buf *buf, struct uring_ent *ent)
+{
+	pthread_mutex_lock(&serve_lock);
+	inode_listener_enter();
+	serve_job(se, buf, ent);
+	inode_listener_leave();
+	pthread_mutex_unlock(&serve_lock);
 }
 
 /* The lane of @uid: its own, a free one, or (all taken) one shared by hash. */
@@ -692,7 +693,7 @@ static void helpers_stop(struct loop *l, struct fuse_buf *buf)
 		if (res > 0) {
 			__atomic_add_fetch(&dev_requests, 1, __ATOMIC_RELAXED);
 			normalize(buf);
-			serve_fast(l->se, buf);
+			serve_fast(l->se, buf, NULL);
 		}
 		else if (res == -EAGAIN || res == -EINTR)
 			nanosleep(&pause, NULL);
@@ -883,11 +884,7 @@ static void ring_serve(const struct fuse_buf *buf, struct uring_ent *ent, enum u
 		dispatch(ring_loop, buf, ent, room);
 		return;
 	}
-	pthread_mutex_lock(&serve_lock);
-	inode_listener_enter();
-	serve_job(ring_loop->se, buf, ent);
-	inode_listener_leave();
-	pthread_mutex_unlock(&serve_lock);
+	serve_fast(ring_loop->se, buf, ent);
 }
 
 int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, uint64_t files_high,
@@ -934,7 +931,7 @@ int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, ui
 		if (is_slow(&buf))
 			dispatch(&l, &buf, NULL, URING_ROOM);
 		else
-			serve_fast(se, &buf);
+			serve_fast(se, &buf, NULL);
 	}
 	host_writer_reset();	/* the listener goes on as the daemon (the unmount) */
 	if (res > 0 || res == -EINTR)	/* unmounted, or stopped by a signal */
