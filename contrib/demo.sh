@@ -5,7 +5,9 @@
 # /tmp/gh-aw layout, in the foreground: you see a mask, a pass-through
 # write and a denied write with its log line. Run as root on Debian 12.
 #
-#   contrib/demo.sh [DIR]
+#   contrib/demo.sh [DIR]               from the source tree: builds awfs
+#   /usr/share/awfs/demo.sh [DIR]       installed by the package: the
+#                                       installed awfs and /etc/awfs/policy.conf
 #
 # Without DIR the demo makes a fresh private directory,
 # /tmp/gh-aw-demo.XXXXXX/gh-aw, and removes it at exit. DIR must not exist
@@ -20,15 +22,29 @@
 # With a terminal, awfs stays mounted until you press Enter; without one
 # (CI, a pipe) it unmounts right after the demonstration.
 set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/contrib/deps.sh"
-# AWFS_BIN: use an awfs already built (the test suite does); else build here
-if [ -n "${AWFS_BIN:-}" ]; then
-	AWFS_EXE=$AWFS_BIN
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -f "$here/deps.sh" ]; then
+	# in the source tree (contrib/demo.sh): the tree's policy; AWFS_BIN
+	# names an awfs already built (the test suite does), else build here
+	top=$(cd "$here/.." && pwd)
+	. "$here/deps.sh"
+	POLICY_SRC=$top/etc/awfs/policy.conf
+	if [ -n "${AWFS_BIN:-}" ]; then
+		AWFS_EXE=$AWFS_BIN
+	else
+		awfs_install_deps
+		awfs_build "$top"
+		AWFS_EXE=$top/awfs
+	fi
 else
-	awfs_install_deps
-	awfs_build "$top"
-	AWFS_EXE=$top/awfs
+	# installed by the package (/usr/share/awfs/demo.sh): the installed
+	# awfs and policy
+	POLICY_SRC=/etc/awfs/policy.conf
+	AWFS_EXE=${AWFS_BIN:-$(command -v awfs || true)}
+	if [ -z "$AWFS_EXE" ] || [ ! -r "$POLICY_SRC" ]; then
+		echo "demo: no installed awfs or no $POLICY_SRC (install the awfs package, or run contrib/demo.sh from the source tree)" >&2
+		exit 1
+	fi
 fi
 
 AGENT=${AWFS_DEMO_UID:-1000}
@@ -100,7 +116,7 @@ mkdir -m 700 -- "$DIR" || { echo "demo: cannot create $DIR (did someone else cre
 chown "$AGENT:$AGENT" "$DIR"
 chmod 755 "$DIR"
 POLICY=$(mktemp /tmp/awfs-demo-policy.XXXXXX)
-cp "$top/etc/awfs/policy.conf" "$POLICY"
+cp "$POLICY_SRC" "$POLICY"
 chmod 644 "$POLICY"
 
 # the layout of /tmp/gh-aw as a workflow leaves it before the agent starts,

@@ -9,6 +9,8 @@ AWFS_DEPS="gcc make autoconf automake pkg-config libfuse3-dev fuse3 libconfig-de
 # dockerd; the test reports itself skipped where this cannot be installed),
 # and bindfs, the slow source uring.sh stops under awfs
 AWFS_TEST_DEPS="docker.io docker-compose git sqlite3 rsync bindfs"
+# what building and checking the Debian package needs (tests/package/run.sh)
+AWFS_PACKAGE_DEPS="dpkg-dev debhelper lintian debootstrap"
 
 # awfs_install_deps [PACKAGES]: install those of PACKAGES [AWFS_DEPS] that are missing
 awfs_install_deps() {

@@ -19,7 +19,7 @@ make -s -j"$(nproc)" >/dev/null
 rc=0
 make -s check || rc=$?
 # print the logs of failed tests, so a failure is explained right here
-for log in tests/unit/*.log tests/integration/*.log tests/adversary/*.log tests/parity/*.log; do
+for log in tests/unit/*.log tests/integration/*.log tests/adversary/*.log tests/parity/*.log tests/package/*.log; do
 	[ -f "$log" ] || continue
 	if grep -q '^not ok\|^\[  FAILED  \]\|^FAIL' "$log"; then
 		echo "---- $log"
@@ -37,17 +37,31 @@ fi
 if [ "$rc" = 0 ]; then
 	make -s check-mutants >mutants.log 2>&1 || { rc=$?; echo "---- make check-mutants"; cat mutants.log; }
 fi
+# the Debian package: built from make dist's tarball (unpacked with umask
+# 0002), checked by lintian, installed into a clean Debian 12 root, purged
+if [ "$rc" = 0 ]; then
+	awfs_install_deps "$AWFS_PACKAGE_DEPS" ||
+		echo "run-all: $AWFS_PACKAGE_DEPS not installed: tests/package/run.sh will report itself skipped" >&2
+	if make -s check-package >tests/package/run.log 2>&1; then
+		grep '^SKIP: ' tests/package/run.log || true
+	else
+		rc=1
+		echo "---- make check-package"
+		cat tests/package/run.log
+	fi
+fi
 # distcheck builds the tarball and runs every test again from it, here with
 # AddressSanitizer and UndefinedBehaviorSanitizer in every binary
 if [ "$rc" = 0 ] && [ "${AWFS_SKIP_DISTCHECK:-0}" != 1 ]; then
-	make -s distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-sanitizers >distcheck.log 2>&1 ||
+	# under umask 0002, as a user with a group of their own builds and tests
+	(umask 0002 && make -s distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-sanitizers) >distcheck.log 2>&1 ||
 		{ rc=$?; tail -80 distcheck.log; }
 	grep -E '^(PASS|FAIL|SKIP|ERROR): ' distcheck.log | sed 's/^/sanitizers: /'
 fi
 
 # one closing line over every check of every test program
 pass=0 fail=0 skip=0
-for log in tests/unit/*.log tests/integration/*.log tests/adversary/*.log tests/parity/*.log; do
+for log in tests/unit/*.log tests/integration/*.log tests/adversary/*.log tests/parity/*.log tests/package/*.log; do
 	[ -f "$log" ] || continue
 	if grep -q '^SKIP: ' "$log"; then
 		skip=$((skip + 1))

@@ -55,7 +55,7 @@ check "denials: short lines, without the list of writable paths (README has it)"
 	"$(printf '%s\n' "$den" | grep -c 'Writable paths') $(printf '%s\n' "$den" | awk 'length > 600' | wc -l)"
 check "neither .awfs file shows masked content" "0" "$(as_agent cat "$MNT/.awfs/README" "$MNT/.awfs/denials" | grep -c TOPSECRET)"
 # a host entry named .awfs is hidden behind the information directory
-mkdir "$SRC/.awfs" && echo HOSTAWFS >"$SRC/.awfs/README"
+mkdir -m 755 "$SRC/.awfs" && echo HOSTAWFS >"$SRC/.awfs/README"
 sleep 1.1
 check "a host .awfs is hidden" "0" "$(as_agent cat "$MNT/.awfs/README" | grep -c HOSTAWFS)"
 # a top-level entry that appears later is reported once

@@ -87,11 +87,16 @@ run check --policy "$T/git.conf" --allowed-tools 'Write(/tmp/gh-aw/rw/*/hooks/pr
 check "  ... an error with --strict: exit 1" "1" "$rc"
 check_match "  ... printed as an error" "error: Write\(/tmp/gh-aw/rw/\*/hooks/pre-commit\): /tmp/gh-aw/rw/.git: " "$out"
 mkdir -p "$T/empty-tree"
+# the shipped policy, copied with the mode it is installed with: the
+# source tree's copy has whatever mode the tree arrived with (0664 from a
+# tar that applied umask 0002), which awfsctl rightly refuses
+SHIPPED=$T/shipped-policy.conf
+install -m 0644 "$AWFS_DEFAULT_POLICY" "$SHIPPED"
 # the shipped policy states that exception (exception = true on its .git rule)
-run check --policy "$AWFS_DEFAULT_POLICY" --source "$T/empty-tree" --allowed-tools 'Write(/tmp/gh-aw/cache-memory/*/hooks/pre-commit)' --strict
+run check --policy "$SHIPPED" --source "$T/empty-tree" --allowed-tools 'Write(/tmp/gh-aw/cache-memory/*/hooks/pre-commit)' --strict
 check "  ... the shipped policy, cache-memory/*/hooks/pre-commit, --strict: a stated exception, exit 0" "0" "$rc"
 check_match "  ... a note that names it acknowledged" "note: Write\(/tmp/gh-aw/cache-memory/\*/hooks/pre-commit\): /tmp/gh-aw/cache-memory/.git: an exception the policy makes on purpose \(exception = true\)" "$out"
-run check --policy "$AWFS_DEFAULT_POLICY" --source "$T/empty-tree" --allowed-tools 'Write(/tmp/gh-aw/cache-memory/.git/hooks/pre-commit)'
+run check --policy "$SHIPPED" --source "$T/empty-tree" --allowed-tools 'Write(/tmp/gh-aw/cache-memory/.git/hooks/pre-commit)'
 check "  ... a grant into that .git itself: an error, even so" "1" "$rc"
 check_match "  ... printed as an error" "error: Write\(/tmp/gh-aw/cache-memory/.git/hooks/pre-commit\): /tmp/gh-aw/cache-memory/.git/hooks/pre-commit: not writable" "$out"
 run check --policy "$POLICY" --source "$SRC" --allowed-tools 'Write(/tmp/gh-aw/agent/**'

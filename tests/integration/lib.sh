@@ -7,6 +7,11 @@
 # when a check or the shell itself fails. Exit 77 means "skipped" to automake.
 
 set -u
+# The fixtures' modes are the ones the tests mean, whatever umask make check
+# runs under (0002 where users have a group of their own): a directory a test
+# makes is 0755, so the checks of modes, and awfs's refusal of logs and
+# policies that others may write, see what the test set up.
+umask 022
 
 # The programs and files under test. `make check` names each one
 # (AM_TESTS_ENVIRONMENT in Makefile.am); a test run by hand from a built tree
