@@ -16,10 +16,12 @@ cd "$top"
 [ -f Makefile ] || ./configure -q
 make -s -j"$(nproc)" >/dev/null
 
+# every test program's log (globs, expanded where they are used)
+TEST_LOGS="tests/unit/*.log tests/integration/*.log tests/adversary/*.log tests/parity/*.log tests/package/*.log"
 rc=0
 make -s check || rc=$?
 # print the logs of failed tests, so a failure is explained right here
-for log in tests/unit/*.log tests/integration/*.log tests/adversary/*.log tests/parity/*.log tests/package/*.log; do
+for log in $TEST_LOGS; do
 	[ -f "$log" ] || continue
 	if grep -q '^not ok\|^\[  FAILED  \]\|^FAIL' "$log"; then
 		echo "---- $log"
@@ -61,7 +63,7 @@ fi
 
 # one closing line over every check of every test program
 pass=0 fail=0 skip=0
-for log in tests/unit/*.log tests/integration/*.log tests/adversary/*.log tests/parity/*.log tests/package/*.log; do
+for log in $TEST_LOGS; do
 	[ -f "$log" ] || continue
 	if grep -q '^SKIP: ' "$log"; then
 		skip=$((skip + 1))

@@ -118,20 +118,22 @@ check "every lintian override has its reason above it" "" \
 
 # ---- 3. a clean Debian 12 root
 R=$T/root
-if ! debootstrap --variant=minbase bookworm "$R" "$MIRROR" >"$T/debootstrap.log" 2>&1; then
-	tail -5 "$T/debootstrap.log" | sed 's/^/# debootstrap: /'
-	[ "$FAIL" = 0 ] || finish	# a failure above is not hidden by the skip
-	skip "debootstrap of Debian 12 from $MIRROR failed here (no mirror reachable?): the package was built and checked, not installed"
-fi
+# no_mirror STEP LOG: STEP could not reach the mirror; skip, unless a
+# check above failed (a skip must not hide it)
+no_mirror() {
+	tail -5 "$2" | sed "s/^/# $1: /"
+	[ "$FAIL" = 0 ] || finish
+	skip "$1 from $MIRROR failed here (no mirror reachable?): the package was built and checked, not installed"
+}
+debootstrap --variant=minbase bookworm "$R" "$MIRROR" >"$T/debootstrap.log" 2>&1 ||
+	no_mirror "debootstrap of Debian 12" "$T/debootstrap.log"
 cp /etc/resolv.conf "$R/etc/resolv.conf" 2>/dev/null
 # the root as dpkg and apt leave it, beside what a package installs
+NOT_THE_PACKAGES=(\( -path ./var/lib/dpkg -o -path ./var/lib/apt -o -path ./var/cache -o -path ./var/log
+	-o -path ./tmp -o -path ./run -o -path ./proc -o -path ./sys -o -path ./dev \) -prune)
 snapshot() {
-	(cd "$R" && find . -xdev \( -path ./var/lib/dpkg -o -path ./var/lib/apt -o -path ./var/cache \
-		-o -path ./var/log -o -path ./tmp -o -path ./run -o -path ./proc -o -path ./sys -o -path ./dev \) -prune \
-		-o -printf '%y %m %u %s %p\n' | sort
-	 find . -xdev \( -path ./var/lib/dpkg -o -path ./var/lib/apt -o -path ./var/cache \
-		-o -path ./var/log -o -path ./tmp -o -path ./run -o -path ./proc -o -path ./sys -o -path ./dev \) -prune \
-		-o -type f -print0 | sort -z | xargs -0 md5sum)
+	(cd "$R" && find . -xdev "${NOT_THE_PACKAGES[@]}" -o -printf '%y %m %u %s %p\n' | sort &&
+		find . -xdev "${NOT_THE_PACKAGES[@]}" -o -type f -print0 | sort -z | xargs -0 md5sum)
 }
 # in_root CMD...: CMD in the root, with /dev (for /dev/fuse), /proc and
 # /sys mounted in a mount namespace of its own (they go when it ends)
@@ -143,11 +145,7 @@ in_root() {
 }
 check "the clean root has no awfs" "none" "$(in_root sh -c 'command -v awfs awfsctl || echo none')"
 deps=$(sed -e 's/([^)]*)//g' -e 's/|[^,]*//g' -e 's/,/ /g' <<<"$DEPENDS")
-if ! in_root apt-get update -q >"$T/apt.log" 2>&1; then
-	tail -5 "$T/apt.log" | sed 's/^/# apt-get update: /'
-	[ "$FAIL" = 0 ] || finish
-	skip "apt-get update from $MIRROR failed in the clean root (no mirror reachable?): the package was built and checked, not installed"
-fi
+in_root apt-get update -q >"$T/apt.log" 2>&1 || no_mirror "apt-get update in the clean root" "$T/apt.log"
 # shellcheck disable=SC2086
 in_root sh -c 'DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@"' _ $deps >>"$T/apt.log" 2>&1
 rc=$?
