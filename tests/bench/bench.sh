@@ -898,7 +898,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
 				[ "$(phase_of "$w")" = 3 ] || continue
 				wait_s=$((LAST_DEL + SETTLE - $(date +%s)))
 				if [ "$wait_s" -gt 0 ]; then
-					say "bench: waiting ${wait_s} s before creating (ext4 without a journal: inodes deleted < 60 s ago slow every create)"
+					say "bench: waiting ${wait_s} s before creating (ext4 without a journal: inodes deleted in the last 60-360 s slow every create; BENCH_FS=auto avoids it)"
 					sleep "$wait_s"
 				fi
 				break
