@@ -29,12 +29,14 @@
 #                    an ext4 with a journal for the run (an image file in the
 #                    work directory, on a loop device) when the work directory
 #                    is an ext4 without one; "here" uses the work directory
-#   BENCH_FS_SIZE    that image's size (sparse; default 48G)
+#   BENCH_FS_SIZE    that image's size (allocated up front; default 24G)
 #   BENCH_SETTLE     seconds between the last deletion and the creating workloads
 #                    (default: 361 on an ext4 without a journal, else 0)
 #   BENCH_PASSES     sweeps over the targets a warm data workload (seqread_warm,
 #                    randread1, randread4) makes in a repetition; a target's
 #                    time is its fastest (default 5; 1 = one run each)
+#   (the policy-size rows' tree is under the run directory too; the million
+#   files of walk1m stay in the work directory's cache, made once)
 #   BENCH_NO_INSTALL set to skip apt-get for missing tools
 #   BENCH_AWFS_RECORD set to run awfs with the change record on (--audit FILE
 #                    --record-changes), to compare with a run without it
@@ -46,8 +48,8 @@
 #                    target passthrough_hp is skipped when unset
 #   AWFS, BENCH_BUILDDIR, BENCH_TOP_BUILDDIR, CC   set by `make bench`
 #
-# Each target gets its own fresh source directory under the work directory, on
-# the same file system; each FUSE daemon runs in the foreground (-f, only so the
+# Each target gets its own fresh source directory, all on one file system (the
+# work directory's, or one made for the run: BENCH_FS); each FUSE daemon runs in the foreground (-f, only so the
 # benchmark knows its pid) with otherwise default options. Every timed run is
 # measured with CLOCK_MONOTONIC (bench-helper; fio's own runtime for random
 # reads). On exit, even when interrupted, everything it mounted is unmounted
@@ -102,7 +104,9 @@ TIMEOUT=${BENCH_TIMEOUT:-900}
 NOFILE=${BENCH_NOFILE:-1048576}
 WARM_PAUSE=${BENCH_WARM_PAUSE:-2}
 PASSES=${BENCH_PASSES:-5}
-case $PASSES in ''|*[!0-9]*|0) die "BENCH_PASSES must be a positive integer" ;; esac
+case $PASSES in ''|*[!0-9]*) die "BENCH_PASSES must be a positive integer" ;; esac
+[ "$((10#$PASSES))" -ge 1 ] || die "BENCH_PASSES must be a positive integer"
+PASSES=$((10#$PASSES))
 case $REPS in ''|*[!0-9]*|0) die "BENCH_REPS must be a positive integer" ;; esac
 awk -v s="$SCALE" 'BEGIN { exit !(s + 0 > 0) }' || die "BENCH_SCALE must be a positive number"
 BUILDDIR=${BENCH_BUILDDIR:-$TOP/tests/bench}
@@ -149,11 +153,13 @@ WORKROOT=${BENCH_WORK:-$(pick_work)}
 mkdir -p "$WORKROOT/cache" || die "cannot create $WORKROOT"
 WORKROOT=$(cd "$WORKROOT" && pwd)
 
-# fs_journal DIR: whether the ext4 DIR is on has a journal
+# fs_journal DIR: whether the ext4 DIR is on has a journal (its sysfs name
+# found by device number: /dev/mapper/*, /dev/root and the like name it
+# otherwise)
 fs_journal() {
 	local dev
 	[ "$(df --output=fstype "$1" | tail -1)" = ext4 ] || { echo "not ext4"; return; }
-	dev=$(basename "$(df --output=source "$1" | tail -1)")
+	dev=$(basename "$(readlink -f "/sys/dev/block/$(mountpoint -d "$(stat -c %m "$1")")")")
 	case $(cat "/sys/fs/ext4/$dev/journal_task" 2>/dev/null) in
 	"<none>") echo "no journal" ;;
 	"") echo "journal unknown" ;;
@@ -167,31 +173,51 @@ fs_journal() {
 # inode-table block is dirty, which every create beside it makes it
 # (recently_deleted() in fs/ext4/ialloc.c): measured here, 10,000 creates
 # 61 s after the benchmark's own unlinks took 3.7-4.3 s natively instead of
-# 0.15 s, and the create row measured the allocator, not the targets. An
+# 0.2 s, and the create row measured the allocator, not the targets. An
 # ext4 with a journal never skips, and is what agents' runners have. So
 # "auto" makes one: an image file in the work directory on a loop device
 # with direct I/O (one page cache, the file system's), mounted for the run
 # and removed after it.
 FSMODE=${BENCH_FS:-auto}
 case $FSMODE in auto|here) ;; *) die "BENCH_FS must be auto or here" ;; esac
-TESTFS="" LOOPDEV="" TESTIMG=""
-drop_testfs() {
-	[ -n "$TESTFS" ] && mountpoint -q "$TESTFS" && { umount "$TESTFS" || umount -l "$TESTFS"; }
-	[ -n "$LOOPDEV" ] && losetup -d "$LOOPDEV" 2>/dev/null
-	[ -n "$TESTIMG" ] && rm -f "$TESTIMG"
-	[ -n "$TESTFS" ] && rmdir "$TESTFS" 2>/dev/null
-	TESTFS="" LOOPDEV="" TESTIMG=""
+TESTFS="" LOOPDEV="" TESTIMG="" TESTDIO=""
+drop_testfs() {	# drop_testfs [IMAGE MOUNTPOINT]: this run's, or one a killed run left
+	local img=${1:-$TESTIMG} mnt=${2:-$TESTFS} d
+	[ -n "$img" ] || return 0
+	mountpoint -q "$mnt" 2>/dev/null && { umount "$mnt" 2>/dev/null || umount -l "$mnt"; }
+	for d in $(losetup -j "$img" -O NAME -n 2>/dev/null); do losetup -d "$d" 2>/dev/null; done
+	rm -f "$img"
+	rmdir "$mnt" 2>/dev/null
+	[ -n "${1:-}" ] || TESTFS="" LOOPDEV="" TESTIMG=""
 }
+# what a run killed outright (SIGKILL) left: the lock says no other runs
+for img in "$WORKROOT"/fs.*.img; do
+	[ -e "$img" ] || continue
+	p=${img##*/fs.}
+	p=${p%.img}
+	kill -0 "$p" 2>/dev/null && continue
+	say "bench: removing what run $p left: ${img%.img} and its image"
+	drop_testfs "$img" "${img%.img}"
+done
 if [ "$FSMODE" = auto ] && [ "$(fs_journal "$WORKROOT")" = "no journal" ]; then
-	command -v mkfs.ext4 >/dev/null && command -v losetup >/dev/null || die "BENCH_FS=auto needs mkfs.ext4 and losetup (or BENCH_FS=here)"
+	command -v mkfs.ext4 >/dev/null && command -v losetup >/dev/null && command -v fallocate >/dev/null ||
+		die "BENCH_FS=auto needs mkfs.ext4, losetup and fallocate (or BENCH_FS=here)"
 	trap drop_testfs EXIT	# until cleanup() takes over
 	TESTIMG=$WORKROOT/fs.$$.img
 	TESTFS=$WORKROOT/fs.$$
-	truncate -s "${BENCH_FS_SIZE:-48G}" "$TESTIMG" &&
-		mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$TESTIMG" >/dev/null &&
+	# allocated up front: a sparse image's first write to each region would
+	# make the work directory's file system allocate it inside timed runs
+	fallocate -l "${BENCH_FS_SIZE:-24G}" "$TESTIMG" ||
+		die "BENCH_FS=auto: no room for a ${BENCH_FS_SIZE:-24G} image in $WORKROOT (BENCH_FS_SIZE, BENCH_WORK, or BENCH_FS=here)"
+	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$TESTIMG" >/dev/null &&
 		LOOPDEV=$(losetup --direct-io=on -f --show "$TESTIMG") &&
 		mkdir -p "$TESTFS" && mount "$LOOPDEV" "$TESTFS" ||
 		die "BENCH_FS=auto: could not make an ext4 with a journal on a loop device in $WORKROOT (or BENCH_FS=here)"
+	# the kernel may fall back to buffered I/O without saying so
+	case $(cat "/sys/block/${LOOPDEV#/dev/}/loop/dio" 2>/dev/null) in
+	1) TESTDIO="direct I/O" ;;
+	*) TESTDIO="buffered I/O (direct I/O refused: two page caches)" ;;
+	esac
 	RUN=$TESTFS/run.$$
 else
 	RUN=$WORKROOT/run.$$
@@ -259,9 +285,10 @@ cleanup() {
 	if [ -n "$left" ]; then
 		say "bench: still mounted, $RUN kept: $left"
 		[ -n "$TESTFS" ] && say "bench: and so is $TESTFS ($LOOPDEV, $TESTIMG)"
+	elif [ -n "$TESTFS" ]; then
+		drop_testfs	# the file system goes whole
 	else
 		rm -rf "$RUN"
-		drop_testfs
 	fi
 	exit "$rc"
 }
@@ -677,13 +704,13 @@ setup_findcat() { :; }
 run_findcat() { tx find "${WD[$1]}/tree" -type f -exec cat {} +; }
 setup_lsR() { :; }
 run_lsR() { tx ls -lR "${WD[$1]}/tree"; }
-setup_seqwrite() { rm -f "${WD[$1]}/seqwrite.$2"; }
+setup_seqwrite() { rm -f "${WD[$1]}/seqwrite.$2" && prime_seqwrite; }
 run_seqwrite() { tm "$HELPER" seqwrite "${WD[$1]}/seqwrite.$2" "$SEQ_MIB"; }
 teardown_seqwrite() { rm -f "${WD[$1]}/seqwrite.$2"; }
-# Once before the targets' runs, untimed: the first 512 MiB write + fsync
-# after some 20 s without one took 0.76-0.80 s here, the next ones 0.24 s,
-# so whichever target came first paid it (0.27 s against 1.36-1.46 s for the
-# same target in two repetitions of one run).
+# Untimed, before each target's run: one write of the same size, deleted.
+# The first 512 MiB write + fsync after some 20 s without one took
+# 0.76-0.80 s here, the next ones 0.24 s; primed once before the round,
+# native still drew 0.71 s against 0.30 s in one repetition.
 prime_seqwrite() { untimed "$HELPER" seqwrite "$RUN/u/prime" "$SEQ_MIB"; rm -f "$RUN/u/prime"; sync; }
 setup_seqread_warm() { :; }
 run_seqread_warm() { tm "$HELPER" seqread "${WD[$1]}/big"; }
@@ -785,10 +812,14 @@ measure() {
 # benchmark; sweeps give every target's runs the same stretch of time.
 PASSED=" seqread_warm randread1 randread4 "
 # Before their warm-up passes: every cache dropped and memory compacted, so
-# that every target's file is read into the page cache from the same state.
+# that the targets' files are read into the page cache from as alike a
+# state as the benchmark can make (one after the other: not the same one).
 # Without it, which file came out slow varied from one repetition to the
 # next and stayed so for all its runs (warm 512 MiB: 0.061 s or 0.087-0.090 s,
-# native included), as if it had been cached in small pages.
+# native included), as if it had been cached in small pages; with it, one
+# run of seqread_warm alone drew 0.98-1.00x for awfs and passthrough_hp in
+# every repetition. Sweeps do not undo a file's state (it holds for all of
+# its runs): the repetitions vary it.
 drop_compact() { drop_caches; echo 1 >/proc/sys/vm/compact_memory 2>/dev/null; }
 measure_passes() {
 	local w=$1 rep=$2 t i
@@ -800,6 +831,7 @@ measure_passes() {
 			SEC=""
 			if ! alive "$t" || ! "run_$w" "$t" "$rep"; then
 				failed "$w" "$t" "$rep"
+				printf '%s\t%s\t%s\t%s FAIL\n' "$w" "$t" "$rep" "${all[$t]:-}" >>"$RUN/passes.log"
 				bad[$t]=1
 				continue
 			fi
@@ -820,8 +852,10 @@ measure_passes() {
 # Every run starts from the same kernel cache state whatever ran before (and
 # the daemons that hold an fd per cached inode stay far below the open file
 # limit): dentries and inodes dropped (untimed). A warm workload: dropped
-# once, every target's warm-up pass, a pause longer than the daemons' default
-# 1 s timeouts, then the timed runs in the same order.
+# once (a warm data workload: every cache, and memory compacted), every
+# target's warm-up pass, a pause longer than the daemons' default 1 s
+# timeouts, then the timed runs in the same order (a warm data workload:
+# PASSES sweeps, measure_passes(); the pause comes before the first only).
 round() {
 	local w=$1 rep=$2 t
 	shift 2
@@ -838,7 +872,6 @@ round() {
 			for t in "$@"; do [ -n "${ready[$t]:-}" ] && measure "$w" "$t" "$rep"; done
 		fi
 	else
-		if declare -F "prime_$w" >/dev/null; then "prime_$w"; fi
 		for t in "$@"; do
 			drop_dentries
 			prepare "$w" "$t" "$rep" && measure "$w" "$t" "$rep"
@@ -1069,11 +1102,11 @@ dur=$((END - START))
 	echo
 	echo "- commit: $COMMIT$DIRTY; kernel $(uname -r); $(nproc) CPUs; $(awk '/MemTotal/ { printf "%.0f GiB RAM", $2 / 1048576 }' /proc/meminfo)"
 	if [ -n "$TESTFS" ]; then
-		echo "- sources: an ext4 with a journal made for the run (BENCH_FS=auto; the work directory $WORKROOT is an ext4 without one): ${BENCH_FS_SIZE:-48G} image file there on $LOOPDEV, direct I/O; every target has its own source directory on it"
+		echo "- sources: an ext4 with a journal made for the run (BENCH_FS=auto; the work directory $WORKROOT is an ext4 without one): a ${BENCH_FS_SIZE:-24G} image file there on $LOOPDEV, $TESTDIO; every target has its own source directory on it, and the policy-size rows their tree (walk1m's million files stay in $WORKROOT/cache)"
 	else
 		echo "- work directory: $WORKROOT ($(df --output=fstype "$WORKROOT" | tail -1) on $(df --output=source "$WORKROOT" | tail -1), $(fs_journal "$WORKROOT")); every target has its own source directory there"
 	fi
-	echo "- $REPS repetitions, targets interleaved and their order rotated each repetition; a cell is the median (min–max) over the repetitions of target time / native time of the same repetition; native is shown as its absolute time. Before every run (untimed): \`sync; echo 2 > /proc/sys/vm/drop_caches\` (dentries and inodes: the same kernel cache state whatever ran before, and the daemons that hold an fd per cached inode stay below the open file limit); \`sync\` after every run. Warm workloads (marked warm): dropped once, then one untimed warm-up pass on every target, a ${WARM_PAUSE} s pause (longer than the daemons' default 1 s timeouts: what is measured is what stays cached between an agent's accesses), then the timed runs in the same order; the warm data workloads (seqread_warm, randread1, randread4) start from every cache dropped and memory compacted (\`echo 3 > drop_caches; echo 1 > compact_memory\`), make ${PASSES} such sweeps over the targets, and a target's time is its fastest run (every run in passes.log). A repetition runs the deleting workloads first (unlink and rm remove what the previous repetition's create and untar made; made untimed for the first), then the reading ones, then the creating ones$( [ "$SETTLE" -gt 0 ] && echo ", at least ${SETTLE} s after the last deletion: on an ext4 without a journal (the sources': $(fs_journal "$RUN")) the inode allocator skips, one by one, every inode deleted in the last 60 s (360 s while its inode-table block is dirty) whose inode-table block is cached (fs/ext4/ialloc.c recently_deleted()), which made 10,000 creates after the benchmark's own deletions take 2–5 s instead of 0.15 s on whichever target came next")."
+	echo "- $REPS repetitions, targets interleaved and their order rotated each repetition; a cell is the median (min–max) over the repetitions of target time / native time of the same repetition; native is shown as its absolute time. Before every run (untimed): \`sync; echo 2 > /proc/sys/vm/drop_caches\` (dentries and inodes: the same kernel cache state whatever ran before, and the daemons that hold an fd per cached inode stay below the open file limit); \`sync\` after every run. Warm workloads (marked warm): dropped once, then one untimed warm-up pass on every target, a ${WARM_PAUSE} s pause (longer than the daemons' default 1 s timeouts: what is measured is what stays cached between an agent's accesses), then the timed runs in the same order; the warm data workloads (seqread_warm, randread1, randread4) start from every cache dropped and memory compacted (\`echo 3 > drop_caches; echo 1 > compact_memory\`), make ${PASSES} sweeps over the targets (the pause before the first only), and a target's time is its fastest run (every run in passes.log); the spread of those rows is over the repetitions' fastest runs. A repetition runs the deleting workloads first (unlink and rm remove what the previous repetition's create and untar made; made untimed for the first), then the reading ones, then the creating ones$( [ "$SETTLE" -gt 0 ] && echo ", at least ${SETTLE} s after the last deletion: on an ext4 without a journal (the sources': $(fs_journal "$RUN")) the inode allocator skips, one by one, every inode deleted in the last 60 s (360 s while its inode-table block is dirty) whose inode-table block is cached (fs/ext4/ialloc.c recently_deleted()), which made 10,000 creates after the benchmark's own deletions take 2–5 s instead of 0.2 s on whichever target came next"). seqwrite: each target's run follows an untimed write of the same size made natively and deleted (the first such write after a pause took twice as long)."
 	echo "- timing: CLOCK_MONOTONIC around the workload's own loop (bench-helper) or around the command (tar, find, ls, rm, git);$( [ -n "$FIO" ] && echo " random reads: fio $($FIO --version | sed 's/^fio-//') psync, its own read runtime (ms resolution), --invalidate=0;") seqwrite: open, 1 MiB writes, fsync, close inside the timed region"
 	echo "- sizes: BENCH_SCALE=$SCALE$( [ "$SCALE" = 1 ] && echo " (the sizes of issue 5; sequential files ${SEQ_MIB} MiB, the untarred tree is a generated source-like tree, deterministic)" || echo " (**scaled** from the issue's sizes)")"
 	echo "- daemons: open file limit $(ulimit -n) (awfs and passthrough_ll hold an fd per inode the kernel caches); workloads run as uid $BUID$([ "$BUID" = 0 ] && echo " (root)") (BENCH_UID), on fixtures that uid owns"
@@ -1084,7 +1117,7 @@ dur=$((END - START))
 	echo
 	for t in $ACTIVE; do
 		if [ "$t" = native ]; then
-			echo "- native: the directory itself: $(awk -v d="$(df --output=target "$WORKROOT" | tail -1)" '$5 == d { for (i = 7; $i != "-"; i++); print $(i + 1) " " $6 "," $(i + 3) }' /proc/self/mountinfo)"
+			echo "- native: the directory itself: $(awk -v d="$(df --output=target "$RUN" | tail -1)" '$5 == d { for (i = 7; $i != "-"; i++); print $(i + 1) " " $6 "," $(i + 3) }' /proc/self/mountinfo)"
 		else
 			echo "- $t: \`${CMDLINE[$t]//$RUN/\$RUN}\` — ${OPTS[$t]//$RUN/\$RUN}"
 		fi
