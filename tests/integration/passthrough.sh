@@ -449,6 +449,21 @@ check "awfs stopped cleanly" 0 "$AWFS_RC"
 # --- opens and closes leave nothing behind
 mount_beside
 fds() { ls /proc/"$AWFS_PID"/fd | wc -l; }
+# The count once the last closes are served: the kernel sends their
+# RELEASEs asynchronously, so a count taken right after a close may still
+# hold the fd of a handle whose RELEASE is on its way (seen under load: 66
+# before, 65 after). Two reads 0.2 s apart that agree, within 10 s.
+fds_settled() {
+	local a b i
+	b=$(fds)
+	for i in $(seq 1 50); do
+		a=$b
+		sleep 0.2
+		b=$(fds)
+		[ "$a" = "$b" ] && break
+	done
+	echo "$b"
+}
 rss() { awk '/^VmRSS/ { print $2 }' /proc/"$AWFS_PID"/status; }
 # (256 KiB each: a smaller file opened for reading only starts no backing file)
 for i in $(seq 1 50); do echo "$i" >"$SRC/rw/f$i" && truncate -s 262144 "$SRC/rw/f$i"; done
@@ -456,7 +471,7 @@ chown -R "$u:$u" "$SRC/rw"
 as_agent "$PY" -c 'import os, sys
 for i in range(1, 51):
     os.close(os.open(sys.argv[1] + "/f%d" % i, os.O_RDWR))' "$MNT/rw"
-fd0=$(fds) rss0=$(rss)
+fd0=$(fds_settled) rss0=$(rss)
 as_agent "$PY" - "$MNT/rw" "$OPENS" <<'PY'
 import os, sys
 d, n = sys.argv[1], int(sys.argv[2])
@@ -469,8 +484,9 @@ for i in range(n):
             os.pread(fd, 4, 0)
     os.close(fd)
 PY
-fd1=$(fds) rss1=$(rss)
-check "$OPENS opens and closes by the agent: awfs holds as many fds as before" "$fd0" "$fd1"
+fd1=$(fds_settled) rss1=$(rss)
+echo "# fds $fd0 -> $fd1"
+check "$OPENS opens and closes by the agent: awfs holds no more fds than before" "yes" "$([ "$fd1" -le "$fd0" ] && echo yes)"
 check "... and its RSS grew by less than 2 MiB (${rss0} -> ${rss1} kB)" yes "$([ $((rss1 - rss0)) -lt 2048 ] && echo yes || echo no)"
 unmount_awfs
 served=$(sed -n 's/.*passthrough: \([0-9]*\) handles served.*/\1/p' "$LOG" | tail -1)
