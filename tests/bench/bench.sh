@@ -32,9 +32,9 @@
 #   BENCH_FS_SIZE    that image's size (allocated up front; default 24G)
 #   BENCH_SETTLE     seconds between the last deletion and the creating workloads
 #                    (default: 361 on an ext4 without a journal, else 0)
-#   BENCH_PASSES     sweeps over the targets a warm data workload (seqread_warm,
-#                    randread1, randread4) makes in a repetition; a target's
-#                    time is its fastest (default 5; 1 = one run each)
+#   BENCH_PASSES     sweeps over the targets a data workload (seqread_warm,
+#                    randread1, randread4, seqwrite) makes in a repetition; a
+#                    target's time is its fastest (default 5; 1 = one run each)
 #   (the policy-size rows' tree is under the run directory too; the million
 #   files of walk1m stay in the work directory's cache, made once)
 #   BENCH_NO_INSTALL set to skip apt-get for missing tools
@@ -803,14 +803,16 @@ measure() {
 	say "$(printf '[%s] rep %d/%d  %-13s %-15s %s s' "$(elapsed)" "$rep" "$REPS" "$w" "$t" "$SEC")"
 }
 
-# measure_passes W REP TARGET...: the timed runs of a warm data workload
-# (PASSED): PASSES sweeps over the targets in this order, one run of each a
-# sweep; a target's time is its fastest run, every run in passes.log. One
+# measure_passes W REP TARGET...: the timed runs of a data workload (PASSED):
+# PASSES sweeps over the targets in this order, one run of each a sweep
+# (a workload that is not warm, seqwrite: each run after its own dropped
+# dentries, setup and, after it, teardown); a target's time is its fastest
+# run, every run in passes.log. One
 # such run takes a tenth of a second here, within reach of the host's and
 # the other core's hiccups, and the machine's speed drifts over seconds: one
 # run a target gave ratios to native of 0.6-2.4x for the same build in one
 # benchmark; sweeps give every target's runs the same stretch of time.
-PASSED=" seqread_warm randread1 randread4 "
+PASSED=" seqread_warm randread1 randread4 seqwrite "
 # Before their warm-up passes: every cache dropped and memory compacted, so
 # that the targets' files are read into the page cache from as alike a
 # state as the benchmark can make (one after the other: not the same one).
@@ -822,19 +824,25 @@ PASSED=" seqread_warm randread1 randread4 "
 # its runs): the repetitions vary it.
 drop_compact() { drop_caches; echo 1 >/proc/sys/vm/compact_memory 2>/dev/null; }
 measure_passes() {
-	local w=$1 rep=$2 t i
+	local w=$1 rep=$2 t i cold=""
 	shift 2
+	[[ $WARM == *" $w "* ]] || cold=1
 	local -A best=() all=() bad=()
 	for ((i = 1; i <= PASSES; i++)); do
 		for t in "$@"; do
 			[ -z "${bad[$t]:-}" ] || continue
 			SEC=""
-			if ! alive "$t" || ! "run_$w" "$t" "$rep"; then
+			if [ -n "$cold" ]; then	# each run from its own setup
+				drop_dentries
+				"setup_$w" "$t" "$rep" 2>>"$ERRLOG" || SEC=FAIL
+			fi
+			if [ "$SEC" = FAIL ] || ! alive "$t" || ! "run_$w" "$t" "$rep"; then
 				failed "$w" "$t" "$rep"
 				printf '%s\t%s\t%s\t%s FAIL\n' "$w" "$t" "$rep" "${all[$t]:-}" >>"$RUN/passes.log"
 				bad[$t]=1
 				continue
 			fi
+			if declare -F "teardown_$w" >/dev/null; then "teardown_$w" "$t" "$rep" 2>>"$ERRLOG"; fi
 			sync
 			all[$t]="${all[$t]:-} $SEC"
 			best[$t]=$(awk -v a="${best[$t]:-}" -v b="$SEC" 'BEGIN { print (a == "" || b + 0 < a + 0) ? b : a }')
@@ -856,6 +864,7 @@ measure_passes() {
 # target's warm-up pass, a pause longer than the daemons' default 1 s
 # timeouts, then the timed runs in the same order (a warm data workload:
 # PASSES sweeps, measure_passes(); the pause comes before the first only).
+# seqwrite: PASSES sweeps too, each run prepared on its own.
 round() {
 	local w=$1 rep=$2 t
 	shift 2
@@ -871,6 +880,8 @@ round() {
 		else
 			for t in "$@"; do [ -n "${ready[$t]:-}" ] && measure "$w" "$t" "$rep"; done
 		fi
+	elif [[ $PASSED == *" $w "* ]]; then
+		measure_passes "$w" "$rep" "$@"
 	else
 		for t in "$@"; do
 			drop_dentries
@@ -1106,7 +1117,7 @@ dur=$((END - START))
 	else
 		echo "- work directory: $WORKROOT ($(df --output=fstype "$WORKROOT" | tail -1) on $(df --output=source "$WORKROOT" | tail -1), $(fs_journal "$WORKROOT")); every target has its own source directory there"
 	fi
-	echo "- $REPS repetitions, targets interleaved and their order rotated each repetition; a cell is the median (min–max) over the repetitions of target time / native time of the same repetition; native is shown as its absolute time. Before every run (untimed): \`sync; echo 2 > /proc/sys/vm/drop_caches\` (dentries and inodes: the same kernel cache state whatever ran before, and the daemons that hold an fd per cached inode stay below the open file limit); \`sync\` after every run. Warm workloads (marked warm): dropped once, then one untimed warm-up pass on every target, a ${WARM_PAUSE} s pause (longer than the daemons' default 1 s timeouts: what is measured is what stays cached between an agent's accesses), then the timed runs in the same order; the warm data workloads (seqread_warm, randread1, randread4) start from every cache dropped and memory compacted (\`echo 3 > drop_caches; echo 1 > compact_memory\`), make ${PASSES} sweeps over the targets (the pause before the first only), and a target's time is its fastest run (every run in passes.log); the spread of those rows is over the repetitions' fastest runs. A repetition runs the deleting workloads first (unlink and rm remove what the previous repetition's create and untar made; made untimed for the first), then the reading ones, then the creating ones$( [ "$SETTLE" -gt 0 ] && echo ", at least ${SETTLE} s after the last deletion: on an ext4 without a journal (the sources': $(fs_journal "$RUN")) the inode allocator skips, one by one, every inode deleted in the last 60 s (360 s while its inode-table block is dirty) whose inode-table block is cached (fs/ext4/ialloc.c recently_deleted()), which made 10,000 creates after the benchmark's own deletions take 2–5 s instead of 0.2 s on whichever target came next"). seqwrite: each target's run follows an untimed write of the same size made natively and deleted (the first such write after a pause took twice as long)."
+	echo "- $REPS repetitions, targets interleaved and their order rotated each repetition; a cell is the median (min–max) over the repetitions of target time / native time of the same repetition; native is shown as its absolute time. Before every run (untimed): \`sync; echo 2 > /proc/sys/vm/drop_caches\` (dentries and inodes: the same kernel cache state whatever ran before, and the daemons that hold an fd per cached inode stay below the open file limit); \`sync\` after every run. Warm workloads (marked warm): dropped once, then one untimed warm-up pass on every target, a ${WARM_PAUSE} s pause (longer than the daemons' default 1 s timeouts: what is measured is what stays cached between an agent's accesses), then the timed runs in the same order; the warm data workloads (seqread_warm, randread1, randread4) start from every cache dropped and memory compacted (\`echo 3 > drop_caches; echo 1 > compact_memory\`), make ${PASSES} sweeps over the targets (the pause before the first only), and a target's time is its fastest run (every run in passes.log); the spread of those rows is over the repetitions' fastest runs. seqwrite makes such sweeps too, each run after its own setup (dentries dropped, the untimed write below). A repetition runs the deleting workloads first (unlink and rm remove what the previous repetition's create and untar made; made untimed for the first), then the reading ones, then the creating ones$( [ "$SETTLE" -gt 0 ] && echo ", at least ${SETTLE} s after the last deletion: on an ext4 without a journal (the sources': $(fs_journal "$RUN")) the inode allocator skips, one by one, every inode deleted in the last 60 s (360 s while its inode-table block is dirty) whose inode-table block is cached (fs/ext4/ialloc.c recently_deleted()), which made 10,000 creates after the benchmark's own deletions take 2–5 s instead of 0.2 s on whichever target came next"). seqwrite: each target's run follows an untimed write of the same size made natively and deleted (the first such write after a pause took twice as long)."
 	echo "- timing: CLOCK_MONOTONIC around the workload's own loop (bench-helper) or around the command (tar, find, ls, rm, git);$( [ -n "$FIO" ] && echo " random reads: fio $($FIO --version | sed 's/^fio-//') psync, its own read runtime (ms resolution), --invalidate=0;") seqwrite: open, 1 MiB writes, fsync, close inside the timed region"
 	echo "- sizes: BENCH_SCALE=$SCALE$( [ "$SCALE" = 1 ] && echo " (the sizes of issue 5; sequential files ${SEQ_MIB} MiB, the untarred tree is a generated source-like tree, deterministic)" || echo " (**scaled** from the issue's sizes)")"
 	echo "- daemons: open file limit $(ulimit -n) (awfs and passthrough_ll hold an fd per inode the kernel caches); workloads run as uid $BUID$([ "$BUID" = 0 ] && echo " (root)") (BENCH_UID), on fixtures that uid owns"
