@@ -788,17 +788,22 @@ prepare() {
 }
 
 # measure W T REP: the timed run, recorded; then the untimed teardown and a sync
-measure() {
+# timed W T REP: the timed run (-> SEC), then the untimed teardown and a sync
+timed() {
 	local w=$1 t=$2 rep=$3
 	SEC=""
-	alive "$t" || { failed "$w" "$t" "$rep"; return 1; }
+	alive "$t" && "run_$w" "$t" "$rep" || { failed "$w" "$t" "$rep"; sync; return 1; }
+	if declare -F "teardown_$w" >/dev/null; then "teardown_$w" "$t" "$rep" 2>>"$ERRLOG"; fi
+	sync	# no dirty data from this run is written back during the next
+}
+measure() {
+	local w=$1 t=$2 rep=$3
 	if [ "$w" = mount ]; then
-		run_mount "$t" "$rep" || { failed "$w" "$t" "$rep"; return 1; }
+		SEC=""
+		alive "$t" && run_mount "$t" "$rep" || { failed "$w" "$t" "$rep"; return 1; }
 	else
-		"run_$w" "$t" "$rep" || { failed "$w" "$t" "$rep"; sync; return 1; }
+		timed "$w" "$t" "$rep" || return 1
 		rec "$w" "$t" "$rep" "$SEC"
-		if declare -F "teardown_$w" >/dev/null; then "teardown_$w" "$t" "$rep" 2>>"$ERRLOG"; fi
-		sync	# no dirty data from this run is written back during the next
 	fi
 	say "$(printf '[%s] rep %d/%d  %-13s %-15s %s s' "$(elapsed)" "$rep" "$REPS" "$w" "$t" "$SEC")"
 }
@@ -831,19 +836,12 @@ measure_passes() {
 	for ((i = 1; i <= PASSES; i++)); do
 		for t in "$@"; do
 			[ -z "${bad[$t]:-}" ] || continue
-			SEC=""
-			if [ -n "$cold" ]; then	# each run from its own setup
-				drop_dentries
-				"setup_$w" "$t" "$rep" 2>>"$ERRLOG" || SEC=FAIL
-			fi
-			if [ "$SEC" = FAIL ] || ! alive "$t" || ! "run_$w" "$t" "$rep"; then
-				failed "$w" "$t" "$rep"
+			[ -z "$cold" ] || drop_dentries	# each run from its own setup
+			if ! { [ -z "$cold" ] || prepare "$w" "$t" "$rep"; } || ! timed "$w" "$t" "$rep"; then
 				printf '%s\t%s\t%s\t%s FAIL\n' "$w" "$t" "$rep" "${all[$t]:-}" >>"$RUN/passes.log"
 				bad[$t]=1
 				continue
 			fi
-			if declare -F "teardown_$w" >/dev/null; then "teardown_$w" "$t" "$rep" 2>>"$ERRLOG"; fi
-			sync
 			all[$t]="${all[$t]:-} $SEC"
 			best[$t]=$(awk -v a="${best[$t]:-}" -v b="$SEC" 'BEGIN { print (a == "" || b + 0 < a + 0) ? b : a }')
 		done
