@@ -14,14 +14,18 @@
  * Serve se until it is unmounted or told to exit (a signal). One listener,
  * the calling thread, reads /dev/fuse and serves most requests itself; after
  * each it polls the device for spin_us microseconds before it sleeps, so that
- * the next request of a busy caller finds it awake. Requests that can wait
- * on the disk (READ, FSYNC, FSYNCDIR, FALLOCATE, LSEEK, COPY_FILE_RANGE) go
- * to up to max_workers worker threads, started when first needed, through
- * a queue with a lane for each caller (uid), taken in turn; the last quarter
- * of them (one at least) serve only callers with nothing running. Past
- * files_high host inodes that keep an fd for life (a source without file
- * handles, inode.h), or inodes_high host inodes in all, a trimmer thread
- * asks the kernel to drop the least recently looked-up files; 0: never.
+ * the next request of a busy caller finds it awake; meanwhile a keeper
+ * thread on each other CPU awfs may use (of the first 8) keeps it from halting,
+ * so the reply to a caller asleep there wakes it without a halt exit (no
+ * keepers with spin_us 0, on one CPU, or when io_uring's queues serve).
+ * Requests that can wait on the disk (READ, FSYNC, FSYNCDIR, FALLOCATE,
+ * LSEEK, COPY_FILE_RANGE) go to up to max_workers worker threads, started
+ * when first needed, through a queue with a lane for each caller (uid),
+ * taken in turn; the last quarter of them (one at least) serve only callers
+ * with nothing running. Past files_high host inodes that keep an fd for
+ * life (a source without file handles, inode.h), or inodes_high host inodes
+ * in all, a trimmer thread asks the kernel to drop the least recently
+ * looked-up files; 0: never.
  * Returns 0 after a clean stop, else -errno.
  */
 /*

@@ -213,6 +213,14 @@ mount_mutant "a passthrough open keeps flags the kernel refuses with it (KEEP_CA
 mount_mutant "passthrough with the change record on" passthrough.c changes.sh \
 	's/\telse if (pt.record)/\telse if (0)/'
 
+# ---------------------------------------------------------------- the keepers (loop.c)
+mount_mutant "a keeper yields on while awfs is idle (never sleeps)" loop.c mount.sh \
+	's/^\t\tif (w != 0 \&\& w != mine)$/\t\tif (1)/'
+mount_mutant "a keeper yields beside the listener on its CPU" loop.c mount.sh \
+	's/^\t\tif (w != 0 \&\& w != mine)$/\t\tif (w != 0)/'
+mount_mutant "a keeper not on its CPU" loop.c mount.sh \
+	's/^\tif (sched_setaffinity(0, sizeof(set), \&set) < 0)$/\tif (0)/'
+
 # ---------------------------------------------------------------- FUSE over io_uring (uring.sh sets enable_uring itself)
 mount_mutant "a ring queue lets every entry be held (none kept that comes back at once)" uring.c uring.sh \
 	's/^#define KEEP 4$/#define KEEP 0/'

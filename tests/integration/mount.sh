@@ -256,6 +256,42 @@ for spin in 0 10000; do
 	for p in $pids; do wait "$p" || bad=$((bad + 1)); done
 	check "spin=$spin: 6 concurrent readers and 6 writers all complete intact" "0" "$bad"
 	check "spin=$spin: the writes are on the host" "6" "$(cmp -s -n 1048576 "$SRC/rw/big" "$SRC/rw/w$spin.1" && ls "$SRC/rw" | grep -c "^w$spin\.")"
+	# keepers (loop.c): with spin, one on each CPU awfs may use (8 at most,
+	# none on one CPU), each pinned to its CPU; all asleep once the mount
+	# is idle, which then costs no CPU time
+	ncpu=$(taskset -pc "$AWFS_PID" | awk -F': ' '{ n = 0; m = split($2, r, ","); for (i = 1; i <= m; i++) { k = split(r[i], e, "-"); n += (k == 2 ? e[2] - e[1] + 1 : 1) } print n }')
+	want=$([ "$spin" = 0 ] || [ "$ncpu" -lt 2 ] && echo 0 || echo $((ncpu < 8 ? ncpu : 8)))
+	check "spin=$spin: keepers on $ncpu CPUs" "$want" "$(cat /proc/"$AWFS_PID"/task/*/comm | grep -c '^awfs-keep')"
+	pinned=yes
+	for t in /proc/"$AWFS_PID"/task/*; do
+		name=$(cat "$t/comm")
+		case "$name" in awfs-keep*) ;; *) continue ;; esac
+		[ "$(awk '/^Cpus_allowed_list:/ { print $2 }' "$t/status")" = "${name#awfs-keep}" ] || pinned="no: $name"
+	done
+	check "spin=$spin: each keeper on its CPU" yes "$pinned"
+	if [ "$want" -gt 0 ]; then
+		# never beside the listener: a caller keeps it awake; sampled 100
+		# times, the keeper of the CPU the listener is on is asleep
+		# (setpriv execs sh: $! is the loop itself, for the kill below)
+		setpriv --reuid="$AGENT_UID" --regid="$AGENT_UID" --clear-groups \
+			sh -c "while :; do cat '$MNT/rw/file'; done" >/dev/null 2>&1 & busy=$!
+		sleep 0.5
+		beside=0
+		for i in $(seq 100); do
+			cpu=$(awk '{ sub(/^.*\) /, ""); print $37 }' /proc/"$AWFS_PID"/task/"$AWFS_PID"/stat)
+			for t in /proc/"$AWFS_PID"/task/*; do
+				[ "$(cat "$t/comm" 2>/dev/null)" = "awfs-keep$cpu" ] || continue
+				[ "$(awk '{ sub(/^.*\) /, ""); print $1 }' "$t/stat")" = R ] && beside=$((beside + 1))
+			done
+		done
+		kill "$busy"; wait "$busy" 2>/dev/null
+		check "spin=$spin: the keeper of the listener's CPU runs in at most 20 of 100 samples ($beside)" yes \
+			"$([ "$beside" -le 20 ] && echo yes)"
+	fi
+	ticks() { cat /proc/"$AWFS_PID"/task/*/stat | awk '{ sub(/^.*\) /, ""); t += $12 + $13 } END { print t }'; }
+	sleep 0.5; t0=$(ticks); sleep 2; t1=$(ticks)
+	check "spin=$spin: idle for 2 s, the daemon's threads use no CPU time (ticks: $t0 -> $t1)" yes \
+		"$([ $((t1 - t0)) -le 2 ] && echo yes)"
 	unmount_awfs
 	check "spin=$spin: a clean stop" "0" "$AWFS_RC"
 done
