@@ -532,42 +532,43 @@ static void dispatch(struct loop *l, const struct fuse_buf *buf, struct uring_en
  * asleep on another CPU paid that on every request (a stat() with zero
  * timeouts, cache=never, as root: 66 us through the listener on the other
  * CPU, 35 us with both on one CPU or with a thread yielding on the
- * caller's; docs/performance.md). A keeper gives any task on its CPU the
- * CPU at once (sched_yield), so it costs a caller nothing but CPU time that
- * would otherwise be idle. Not on the listener's CPU: the listener never
- * blocks while it polls, and beside a keeper that never blocks either the
- * scheduler gave each half of the CPU (a find over 20,000 files took 0.4 s
- * instead of 0.17 s one run in five). A keeper touches no file, no request
- * and no state but the word it waits on.
+ * caller's; docs/performance.md). A keeper yields (sched_yield), so any
+ * other task on its CPU's run queue goes first: it costs a caller nothing
+ * but CPU time that would otherwise be idle. (As SCHED_IDLE, which would
+ * give way across cgroups too, the same stat() took 79-107 us: not used.) Not
+ * on the listener's CPU: the listener never blocks while it polls, and
+ * beside a keeper that never blocks either the scheduler gave each half of
+ * the CPU (a find over 20,000 files took 0.4 s instead of 0.17 s one run in
+ * five). Nor while the listener has been stuck in one request for over
+ * KEEP_STALE_NS (a hung source): then a keeper naps that long at a time. A
+ * keeper touches no file, no request and no state but the words it reads.
  */
 #define KEEP_MAX 8
+#define KEEP_STALE_NS 1000000u
 
 static struct {
 	uint32_t word;		/* the futex word: 0 while the listener sleeps, else 1 + its CPU */
 	int stop;
 	unsigned n;
+	uint64_t beat;		/* now_ns() at the listener's last turn for a request */
 	pthread_t tid[KEEP_MAX];
 } keep;
 
 static void *keep_main(void *arg)
 {
-	unsigned cpu = (unsigned)(uintptr_t)arg;
-	uint32_t mine = cpu + 1, w;
-	char name[16];
-	cpu_set_t set;
+	uint32_t mine = (uint32_t)(uintptr_t)arg + 1, w;
+	const struct timespec nap = { 0, KEEP_STALE_NS };
 
-	snprintf(name, sizeof(name), "awfs-keep%u", cpu);
-	pthread_setname_np(pthread_self(), name);
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) < 0)
-		return NULL;	/* not on its CPU: of no use anywhere else */
 	while (!__atomic_load_n(&keep.stop, __ATOMIC_ACQUIRE)) {
+		uint64_t beat = __atomic_load_n(&keep.beat, __ATOMIC_RELAXED), t = now_ns();
+
 		w = __atomic_load_n(&keep.word, __ATOMIC_ACQUIRE);
-		if (w != 0 && w != mine)
-			sched_yield();
-		else	/* until the listener wakes, or moves */
+		if (w == 0 || w == mine)	/* until the listener wakes, or moves */
 			(void)syscall(SYS_futex, &keep.word, FUTEX_WAIT_PRIVATE, w, NULL, NULL, 0);
+		else if (t > beat && t - beat > KEEP_STALE_NS)
+			nanosleep(&nap, NULL);
+		else
+			sched_yield();
 	}
 	return NULL;
 }
@@ -589,19 +590,45 @@ static void keep_set(bool awake)
 		(void)syscall(SYS_futex, &keep.word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
-/* One keeper a CPU of @cpus, when the listener polls at all and there is another CPU. */
+/* One keeper a CPU of @cpus, when the listener polls at all, there is another CPU and no CPU quota. */
 static void keep_start(const cpu_set_t *cpus, unsigned spin_us)
 {
 	sigset_t all, old;
 
+	char why[PATH_MAX + 96];
+
 	if (spin_us == 0 || CPU_COUNT(cpus) < 2)
 		return;
+	/*
+	 * Under a CPU quota (docker run --cpus, a unit's CPUQuota=) the time a
+	 * keeper yields away is still charged to the group, and the caller's
+	 * own work would be throttled for it: none then.
+	 */
+	if (util_cpu_quota("/", why, sizeof(why))) {
+		log_msg(AWFS_LOG_INFO, "no keeper threads: a CPU quota applies (%s)", why);
+		return;
+	}
+	__atomic_store_n(&keep.beat, now_ns(), __ATOMIC_RELAXED);
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	for (unsigned cpu = 0; cpu < CPU_SETSIZE && keep.n < KEEP_MAX; cpu++)
-		if (CPU_ISSET(cpu, cpus) &&
-		    pthread_create(&keep.tid[keep.n], NULL, keep_main, (void *)(uintptr_t)cpu) == 0)
-			keep.n++;	/* one that cannot start: its CPU halts as before */
+	for (unsigned cpu = 0; cpu < CPU_SETSIZE && keep.n < KEEP_MAX; cpu++) {
+		pthread_attr_t attr;
+		cpu_set_t one;
+		char name[16];
+
+		if (!CPU_ISSET(cpu, cpus) || pthread_attr_init(&attr) != 0)
+			continue;
+		/* on its CPU from its first instruction, or not at all */
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (pthread_attr_setaffinity_np(&attr, sizeof(one), &one) == 0 &&
+		    pthread_create(&keep.tid[keep.n], &attr, keep_main, (void *)(uintptr_t)cpu) == 0) {
+			snprintf(name, sizeof(name), "awfs-keep%u", cpu);
+			pthread_setname_np(keep.tid[keep.n], name);
+			keep.n++;
+		}	/* else its CPU halts as before */
+		pthread_attr_destroy(&attr);
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	keep_set(true);
 }
@@ -626,6 +653,7 @@ static int receive(struct loop *l, struct fuse_buf *buf, uint64_t spin_ns)
 	uint64_t start = now_ns();
 	int res;
 
+	__atomic_store_n(&keep.beat, start, __ATOMIC_RELAXED);	/* served one: the keepers go on */
 	for (;;) {
 		res = fuse_session_receive_buf(l->se, buf);
 		if (res != -EAGAIN)
@@ -634,6 +662,7 @@ static int receive(struct loop *l, struct fuse_buf *buf, uint64_t spin_ns)
 			return 0;
 		if (now_ns() - start < spin_ns) {
 			sched_yield();	/* a caller runnable on this CPU goes first */
+			__atomic_store_n(&keep.beat, now_ns(), __ATOMIC_RELAXED);
 			keep_set(true);	/* the keepers of the other CPUs, if it moved */
 			continue;
 		}
@@ -1044,8 +1073,8 @@ int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, ui
 	if (res > 0 || res == -EINTR)	/* unmounted, or stopped by a signal */
 		res = 0;
 out:
+	keep_stop();	/* the listener serves on while the helpers stop, without them */
 	helpers_stop(&l, &buf);
-	keep_stop();
 	uring_stop();	/* before the workers: no queue dispatches to them any more */
 	pthread_mutex_lock(&l.lock);
 	l.stop = 1;

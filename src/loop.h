@@ -17,7 +17,8 @@
  * the next request of a busy caller finds it awake; meanwhile a keeper
  * thread on each other CPU awfs may use (of the first 8) keeps it from halting,
  * so the reply to a caller asleep there wakes it without a halt exit (no
- * keepers with spin_us 0, on one CPU, or when io_uring's queues serve).
+ * keepers with spin_us 0, on one CPU, under a CPU quota, or when
+ * io_uring's queues serve).
  * Requests that can wait on the disk (READ, FSYNC, FSYNCDIR, FALLOCATE,
  * LSEEK, COPY_FILE_RANGE) go to up to max_workers worker threads, started
  * when first needed, through a queue with a lane for each caller (uid),

@@ -5,6 +5,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
@@ -576,4 +577,111 @@ void util_comm_of(pid_t pid, char *out, size_t size)
 	else if (out[n - 1] == '\n')
 		n--;
 	out[n] = '\0';
+}
+
+/* The first line of @path, at most @size - 1 bytes; false when unreadable. */
+static bool first_line(const char *path, char *out, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fgets(out, (int)size, f) != NULL;
+	fclose(f);
+	return ok;
+}
+
+/* @value of one of a v2 cpu.max ("max 100000" or "QUOTA PERIOD") or a v1 cpu.cfs_quota_us ("-1" or QUOTA). */
+static bool quota_set(const char *value, bool v2)
+{
+	if (v2)
+		return strncmp(value, "max", 3) != 0;
+	return strtol(value, NULL, 10) > 0;
+}
+
+/* @file in @base + @path and each directory above it, to @base itself: 1 when one sets a quota. */
+static int quota_walk(const char *base, const char *path, const char *file, bool v2, char *why, size_t len)
+{
+	char dir[PATH_MAX], name[PATH_MAX + 32], value[64];
+	char *slash;
+
+	/*
+	 * Where the process's cgroup is under @base: a hierarchy mounted from
+	 * one of its cgroups (a container's, without a cgroup namespace) holds
+	 * the path's end, not its start; the longest end that exists, else
+	 * @base itself.
+	 */
+	for (const char *p = path;; p = strchr(p + 1, '/')) {
+		if (!p || !p[1]) {
+			snprintf(dir, sizeof(dir), "%s", base);
+			break;
+		}
+		if (snprintf(dir, sizeof(dir), "%s%s", base, p) < (int)sizeof(dir) && access(dir, F_OK) == 0)
+			break;
+	}
+	for (;;) {
+		size_t n = strlen(dir);
+
+		while (n > strlen(base) && dir[n - 1] == '/')
+			dir[--n] = '\0';
+		snprintf(name, sizeof(name), "%s/%s", dir, file);
+		if (first_line(name, value, sizeof(value)) && quota_set(value, v2)) {
+			value[strcspn(value, "\n")] = '\0';
+			snprintf(why, len, "%s: %s", name, value);
+			return 1;
+		}
+		if (n <= strlen(base))
+			return 0;
+		slash = strrchr(dir + strlen(base), '/');
+		if (!slash)
+			return 0;
+		*slash = '\0';
+	}
+}
+
+int util_cpu_quota(const char *root, char *why, size_t len)
+{
+	static const char *const v1[] = { "sys/fs/cgroup/cpu", "sys/fs/cgroup/cpu,cpuacct",
+					  "sys/fs/cgroup/cpuacct,cpu" };
+	char path[PATH_MAX], line[PATH_MAX + 64], base[PATH_MAX], probe[PATH_MAX + 32];
+	const char *r = root && *root ? root : "/";
+	const char *sep = r[strlen(r) - 1] == '/' ? "" : "/";
+	FILE *f;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "%s%sproc/self/cgroup", r, sep);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *ctl = strchr(line, ':'), *cg = ctl ? strchr(ctl + 1, ':') : NULL;
+
+		if (!cg)
+			continue;
+		*ctl++ = '\0';
+		*cg++ = '\0';
+		cg[strcspn(cg, "\n")] = '\0';
+		if (cg[0] != '/')
+			continue;
+		if (strcmp(line, "0") == 0 && *ctl == '\0') {
+			/* v2: where its root is (cgroup.controllers marks one) */
+			snprintf(base, sizeof(base), "%s%ssys/fs/cgroup", r, sep);
+			snprintf(probe, sizeof(probe), "%s/cgroup.controllers", base);
+			if (access(probe, F_OK) != 0)
+				snprintf(base, sizeof(base), "%s%ssys/fs/cgroup/unified", r, sep);
+			found = quota_walk(base, cg, "cpu.max", true, why, len);
+			continue;
+		}
+		/* v1: the hierarchy with the cpu controller */
+		for (char *c = ctl, *tok; !found && (tok = strsep(&c, ","));)
+			if (strcmp(tok, "cpu") == 0)
+				for (size_t i = 0; !found && i < sizeof(v1) / sizeof(v1[0]); i++) {
+					snprintf(base, sizeof(base), "%s%s%s", r, sep, v1[i]);
+					if (access(base, F_OK) == 0)
+						found = quota_walk(base, cg, "cpu.cfs_quota_us", false, why, len);
+				}
+	}
+	fclose(f);
+	return found;
 }

@@ -111,6 +111,16 @@ int util_open_append(const char *path, char *why, size_t len);
 /* The name of process @pid (/proc/PID/comm) in @out, or "?" when it cannot be read (it exited). */
 void util_comm_of(pid_t pid, char *out, size_t size);
 
+/*
+ * Whether a CPU bandwidth limit (a CFS quota: cgroup v2's cpu.max, v1's
+ * cpu.cfs_quota_us) applies to this process's cgroup or one above it, as
+ * /proc/self/cgroup names it, read under @root ("/" on a live system; the
+ * hierarchies where systemd and Docker mount them: /sys/fs/cgroup, its
+ * unified/, cpu/ or cpu,cpuacct/). 1 with the file in @why, 0 when none is
+ * found (no cgroup file system, no quota, or nothing readable).
+ */
+int util_cpu_quota(const char *root, char *why, size_t len);
+
 /* The symbolic name of an errno value ("EROFS"), or "E<number>". */
 const char *util_errno_name(int err);
 

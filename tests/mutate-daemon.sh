@@ -214,12 +214,14 @@ mount_mutant "passthrough with the change record on" passthrough.c changes.sh \
 	's/\telse if (pt.record)/\telse if (0)/'
 
 # ---------------------------------------------------------------- the keepers (loop.c)
-mount_mutant "a keeper yields on while awfs is idle (never sleeps)" loop.c mount.sh \
-	's/^\t\tif (w != 0 \&\& w != mine)$/\t\tif (1)/'
+mount_mutant "a keeper never sleeps on its futex" loop.c mount.sh \
+	's/^\t\tif (w == 0 || w == mine)\t/\t\tif (0)\t/'
 mount_mutant "a keeper yields beside the listener on its CPU" loop.c mount.sh \
-	's/^\t\tif (w != 0 \&\& w != mine)$/\t\tif (w != 0)/'
+	's/^\t\tif (w == 0 || w == mine)\t/\t\tif (w == 0)\t/'
+mount_mutant "keepers under a CPU quota" loop.c mount.sh \
+	's/if (util_cpu_quota("\/", why, sizeof(why))) {/if (0) {/'
 mount_mutant "a keeper not on its CPU" loop.c mount.sh \
-	's/^\tif (sched_setaffinity(0, sizeof(set), \&set) < 0)$/\tif (0)/'
+	's/if (pthread_attr_setaffinity_np(\&attr, sizeof(one), \&one) == 0 \&\&/if (1 \&\&/'
 
 # ---------------------------------------------------------------- FUSE over io_uring (uring.sh sets enable_uring itself)
 mount_mutant "a ring queue lets every entry be held (none kept that comes back at once)" uring.c uring.sh \

@@ -261,6 +261,8 @@ for spin in 0 10000; do
 	# is idle, which then costs no CPU time
 	ncpu=$(taskset -pc "$AWFS_PID" | awk -F': ' '{ n = 0; m = split($2, r, ","); for (i = 1; i <= m; i++) { k = split(r[i], e, "-"); n += (k == 2 ? e[2] - e[1] + 1 : 1) } print n }')
 	want=$([ "$spin" = 0 ] || [ "$ncpu" -lt 2 ] && echo 0 || echo $((ncpu < 8 ? ncpu : 8)))
+	# (a test run under a CPU quota itself: awfs says so, and has none)
+	grep -q "no keeper threads: a CPU quota applies" "$LOG" && want=0
 	check "spin=$spin: keepers on $ncpu CPUs" "$want" "$(cat /proc/"$AWFS_PID"/task/*/comm | grep -c '^awfs-keep')"
 	pinned=yes
 	for t in /proc/"$AWFS_PID"/task/*; do
@@ -295,6 +297,42 @@ for spin in 0 10000; do
 	unmount_awfs
 	check "spin=$spin: a clean stop" "0" "$AWFS_RC"
 done
+
+# keepers under a CPU quota (docker run --cpus, CPUQuota=): none, since the
+# time they yield away is charged to the group; awfs in a cgroup of its
+# own with one (v2's cpu.max, or v1's cpu hierarchy as on this project's CI)
+cg=""
+if grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+	cg=/sys/fs/cgroup/awfs-test.$$
+	{ mkdir "$cg" && echo "200000 100000" >"$cg/cpu.max"; } 2>/dev/null || { rmdir "$cg" 2>/dev/null; cg=""; }
+elif [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
+	cg=/sys/fs/cgroup/cpu/awfs-test.$$
+	{ mkdir "$cg" && echo 200000 >"$cg/cpu.cfs_quota_us"; } 2>/dev/null || { rmdir "$cg" 2>/dev/null; cg=""; }
+fi
+if [ -n "$cg" ] && [ "$ncpu" -ge 2 ]; then
+	# on the way out, whatever is left in it goes to its parent first
+	AT_EXIT="$AT_EXIT; for p in \$(cat '$cg/cgroup.procs' 2>/dev/null); do echo \$p >'${cg%/*}/cgroup.procs'; done; rmdir '$cg' 2>/dev/null"
+	printf '#!/bin/sh\necho $$ >%s/cgroup.procs || exit 1\nexec %s "$@"\n' "$cg" "$AWFS" >"$T/in-cgroup"
+	chmod 755 "$T/in-cgroup"
+	: >"$LOG"
+	AWFS="$T/in-cgroup" mount_awfs
+	expect "under a CPU quota: a read" "OK:RWDATA\x0a" read "$MNT/rw/file"	# served: the loop has started
+	check "under a CPU quota ($cg): no keepers" 0 "$(cat /proc/"$AWFS_PID"/task/*/comm | grep -c '^awfs-keep')"
+	check_match "... and the log says why" "no keeper threads: a CPU quota applies \($cg/cpu[.a-z_]*: 200000" "$(cat "$LOG")"
+	unmount_awfs
+	check "under a CPU quota: a clean stop" "0" "$AWFS_RC"
+	for i in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done	# awfs's closer leaves last
+	: >"$LOG"
+	mount_awfs
+	expect "outside the quota: a read" "OK:RWDATA\x0a" read "$MNT/rw/file"
+	want=$((ncpu < 8 ? ncpu : 8))
+	grep -q "no keeper threads: a CPU quota applies" "$LOG" && want=0
+	check "the same mount outside the quota has its keepers" "$want" \
+		"$(cat /proc/"$AWFS_PID"/task/*/comm | grep -c '^awfs-keep')"
+	unmount_awfs
+else
+	echo "ok - # SKIP keepers under a CPU quota: no cgroup cpu controller to make one with, or one CPU"
+fi
 
 # unclassified = "mask" serves unnamed top-level entries empty
 write_policy 'version = 1;
