@@ -39,7 +39,8 @@
  *
  * A fifth, the keepers, one pinned to each CPU, yield their CPU in a loop
  * while the listener is awake on another, so that the CPU a caller sleeps
- * on for its reply does not halt (keep_start()). They serve nothing.
+ * on for its reply does not halt (keep_start(), the first time the
+ * listener sleeps). They serve nothing.
  */
 #include "config.h"
 
@@ -551,6 +552,9 @@ static struct {
 	int stop;
 	unsigned n;
 	uint64_t beat;		/* now_ns() at the listener's last turn for a request */
+	bool armed;		/* to start the first time the listener goes to sleep */
+	unsigned spin_us;
+	cpu_set_t cpus;
 	pthread_t tid[KEEP_MAX];
 } keep;
 
@@ -588,6 +592,19 @@ static void keep_set(bool awake)
 	__atomic_store_n(&keep.word, w, __ATOMIC_RELEASE);
 	if (w)
 		(void)syscall(SYS_futex, &keep.word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/*
+ * The keepers start the first time the listener goes to sleep, not before
+ * it serves: the mount's first requests (and the mount's latency) do not
+ * wait for them, and a mount that never gets a burst of requests does
+ * without. Called by the listener only.
+ */
+static void keep_arm(const cpu_set_t *cpus, unsigned spin_us)
+{
+	keep.cpus = *cpus;
+	keep.spin_us = spin_us;
+	keep.armed = true;
 }
 
 /* One keeper a CPU of @cpus, when the listener polls at all, there is another CPU and no CPU quota. */
@@ -635,6 +652,7 @@ static void keep_start(const cpu_set_t *cpus, unsigned spin_us)
 
 static void keep_stop(void)
 {
+	keep.armed = false;
 	__atomic_store_n(&keep.stop, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&keep.word, CPU_SETSIZE + 1, __ATOMIC_RELEASE);
 	(void)syscall(SYS_futex, &keep.word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
@@ -665,6 +683,10 @@ static int receive(struct loop *l, struct fuse_buf *buf, uint64_t spin_ns)
 			__atomic_store_n(&keep.beat, now_ns(), __ATOMIC_RELAXED);
 			keep_set(true);	/* the keepers of the other CPUs, if it moved */
 			continue;
+		}
+		if (keep.armed) {
+			keep.armed = false;
+			keep_start(&keep.cpus, keep.spin_us);
 		}
 		keep_set(false);
 		res = poll(&pfd, 1, -1);
@@ -1049,7 +1071,7 @@ int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, ui
 	ring_loop = &l;
 	uring_start(se, ring_serve, spin_us);
 	if (loop_cpus_known && !uring_on())
-		keep_start(&loop_cpus, spin_us);	/* the rings' threads are on every CPU already */
+		keep_arm(&loop_cpus, spin_us);	/* the rings' threads are on every CPU already */
 	/* non-blocking: receive() polls, then sleeps in poll() */
 	flags = fcntl(fd, F_GETFL);
 	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {

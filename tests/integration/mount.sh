@@ -257,8 +257,11 @@ for spin in 0 10000; do
 	check "spin=$spin: 6 concurrent readers and 6 writers all complete intact" "0" "$bad"
 	check "spin=$spin: the writes are on the host" "6" "$(cmp -s -n 1048576 "$SRC/rw/big" "$SRC/rw/w$spin.1" && ls "$SRC/rw" | grep -c "^w$spin\.")"
 	# keepers (loop.c): with spin, one on each CPU awfs may use (8 at most,
-	# none on one CPU), each pinned to its CPU; all asleep once the mount
+	# none on one CPU), each pinned to its CPU, started the first time the
+	# listener sleeps (a pause, then a request); all asleep once the mount
 	# is idle, which then costs no CPU time
+	sleep 0.5
+	expect "spin=$spin: a read after a pause" "OK:RWDATA\x0a" read "$MNT/rw/file"
 	ncpu=$(taskset -pc "$AWFS_PID" | awk -F': ' '{ n = 0; m = split($2, r, ","); for (i = 1; i <= m; i++) { k = split(r[i], e, "-"); n += (k == 2 ? e[2] - e[1] + 1 : 1) } print n }')
 	want=$([ "$spin" = 0 ] || [ "$ncpu" -lt 2 ] && echo 0 || echo $((ncpu < 8 ? ncpu : 8)))
 	# (a test run under a CPU quota itself: awfs says so, and has none)
@@ -311,12 +314,14 @@ elif [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
 fi
 if [ -n "$cg" ] && [ "$ncpu" -ge 2 ]; then
 	# on the way out, whatever is left in it goes to its parent first
-	AT_EXIT="$AT_EXIT; for p in \$(cat '$cg/cgroup.procs' 2>/dev/null); do echo \$p >'${cg%/*}/cgroup.procs'; done; rmdir '$cg' 2>/dev/null"
+	AT_EXIT="${AT_EXIT:+$AT_EXIT; }for p in \$(cat '$cg/cgroup.procs' 2>/dev/null); do echo \$p >'${cg%/*}/cgroup.procs'; done; rmdir '$cg' 2>/dev/null"
 	printf '#!/bin/sh\necho $$ >%s/cgroup.procs || exit 1\nexec %s "$@"\n' "$cg" "$AWFS" >"$T/in-cgroup"
 	chmod 755 "$T/in-cgroup"
 	: >"$LOG"
 	AWFS="$T/in-cgroup" mount_awfs
-	expect "under a CPU quota: a read" "OK:RWDATA\x0a" read "$MNT/rw/file"	# served: the loop has started
+	expect "under a CPU quota: a read" "OK:RWDATA\x0a" read "$MNT/rw/file"
+	sleep 0.5	# the listener has slept: keepers would have started
+	expect "under a CPU quota: a read after a pause" "OK:RWDATA\x0a" read "$MNT/rw/file"
 	check "under a CPU quota ($cg): no keepers" 0 "$(cat /proc/"$AWFS_PID"/task/*/comm | grep -c '^awfs-keep')"
 	check_match "... and the log says why" "no keeper threads: a CPU quota applies \($cg/cpu[.a-z_]*: 200000" "$(cat "$LOG")"
 	unmount_awfs
@@ -325,6 +330,8 @@ if [ -n "$cg" ] && [ "$ncpu" -ge 2 ]; then
 	: >"$LOG"
 	mount_awfs
 	expect "outside the quota: a read" "OK:RWDATA\x0a" read "$MNT/rw/file"
+	sleep 0.5
+	expect "outside the quota: a read after a pause" "OK:RWDATA\x0a" read "$MNT/rw/file"
 	want=$((ncpu < 8 ? ncpu : 8))
 	grep -q "no keeper threads: a CPU quota applies" "$LOG" && want=0
 	check "the same mount outside the quota has its keepers" "$want" \
