@@ -553,8 +553,6 @@ static struct {
 	unsigned n;
 	uint64_t beat;		/* now_ns() at the listener's last turn for a request */
 	bool armed;		/* to start the first time the listener goes to sleep */
-	unsigned spin_us;
-	cpu_set_t cpus;
 	pthread_t tid[KEEP_MAX];
 } keep;
 
@@ -595,27 +593,23 @@ static void keep_set(bool awake)
 }
 
 /*
- * The keepers start the first time the listener goes to sleep, not before
- * it serves: the mount's first requests (and the mount's latency) do not
- * wait for them, and a mount that never gets a burst of requests does
- * without. Called by the listener only.
+ * Keepers, when the listener polls at all and there is another CPU. They
+ * start the first time the listener goes to sleep, not before it serves:
+ * the mount's first requests (and the mount's latency) do not wait for
+ * them, and a mount that never gets a burst of requests does without.
+ * Called by the listener only.
  */
-static void keep_arm(const cpu_set_t *cpus, unsigned spin_us)
+static void keep_arm(unsigned spin_us)
 {
-	keep.cpus = *cpus;
-	keep.spin_us = spin_us;
-	keep.armed = true;
+	keep.armed = spin_us > 0 && CPU_COUNT(&loop_cpus) >= 2;
 }
 
-/* One keeper a CPU of @cpus, when the listener polls at all, there is another CPU and no CPU quota. */
-static void keep_start(const cpu_set_t *cpus, unsigned spin_us)
+/* One keeper a CPU of the loop's (loop_cpus), unless a CPU quota applies. */
+static void keep_start(void)
 {
+	char why[PATH_MAX + 96];
 	sigset_t all, old;
 
-	char why[PATH_MAX + 96];
-
-	if (spin_us == 0 || CPU_COUNT(cpus) < 2)
-		return;
 	/*
 	 * Under a CPU quota (docker run --cpus, a unit's CPUQuota=) the time a
 	 * keeper yields away is still charged to the group, and the caller's
@@ -633,7 +627,7 @@ static void keep_start(const cpu_set_t *cpus, unsigned spin_us)
 		cpu_set_t one;
 		char name[16];
 
-		if (!CPU_ISSET(cpu, cpus) || pthread_attr_init(&attr) != 0)
+		if (!CPU_ISSET(cpu, &loop_cpus) || pthread_attr_init(&attr) != 0)
 			continue;
 		/* on its CPU from its first instruction, or not at all */
 		CPU_ZERO(&one);
@@ -669,6 +663,7 @@ static int receive(struct loop *l, struct fuse_buf *buf, uint64_t spin_ns)
 {
 	struct pollfd pfd = { .fd = fuse_session_fd(l->se), .events = POLLIN };
 	uint64_t start = now_ns();
+	uint64_t t;
 	int res;
 
 	__atomic_store_n(&keep.beat, start, __ATOMIC_RELAXED);	/* served one: the keepers go on */
@@ -678,15 +673,16 @@ static int receive(struct loop *l, struct fuse_buf *buf, uint64_t spin_ns)
 			return res;
 		if (fuse_session_exited(l->se))
 			return 0;
-		if (now_ns() - start < spin_ns) {
+		t = now_ns();
+		if (t - start < spin_ns) {
+			__atomic_store_n(&keep.beat, t, __ATOMIC_RELAXED);	/* polling, not stuck */
 			sched_yield();	/* a caller runnable on this CPU goes first */
-			__atomic_store_n(&keep.beat, now_ns(), __ATOMIC_RELAXED);
 			keep_set(true);	/* the keepers of the other CPUs, if it moved */
 			continue;
 		}
 		if (keep.armed) {
 			keep.armed = false;
-			keep_start(&keep.cpus, keep.spin_us);
+			keep_start();
 		}
 		keep_set(false);
 		res = poll(&pfd, 1, -1);
@@ -1071,7 +1067,7 @@ int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, ui
 	ring_loop = &l;
 	uring_start(se, ring_serve, spin_us);
 	if (loop_cpus_known && !uring_on())
-		keep_arm(&loop_cpus, spin_us);	/* the rings' threads are on every CPU already */
+		keep_arm(spin_us);	/* the rings' threads are on every CPU already */
 	/* non-blocking: receive() polls, then sleeps in poll() */
 	flags = fcntl(fd, F_GETFL);
 	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
