@@ -69,6 +69,7 @@ struct options {
 	char *fd_cache;
 	char *passthrough;
 	char *io_uring;
+	char *keepers;
 	char **also_at;
 	size_t nalso;
 	char *positional[2];
@@ -108,6 +109,7 @@ static const struct setting settings[] = {
 	{ "fd_cache", NULL, offsetof(struct options, fd_cache) },
 	{ "passthrough", NULL, offsetof(struct options, passthrough) },
 	{ "io_uring", NULL, offsetof(struct options, io_uring) },
+	{ "keepers", NULL, offsetof(struct options, keepers) },
 };
 
 enum {
@@ -133,6 +135,7 @@ static const struct fuse_opt awfs_opts[] = {
 	FUSE_OPT_KEY("cache=", KEY_SETTING + 6), FUSE_OPT_KEY("spin=", KEY_SETTING + 7),
 	SETTING(8, "--ready-fd", "ready_fd"), FUSE_OPT_KEY("fd_cache=", KEY_SETTING + 9),
 	FUSE_OPT_KEY("passthrough=", KEY_SETTING + 10), FUSE_OPT_KEY("io_uring=", KEY_SETTING + 11),
+	FUSE_OPT_KEY("keepers=", KEY_SETTING + 12),
 	{ "--no-info-dir", offsetof(struct options, no_info_dir), 1 },
 	{ "noinfo_dir", offsetof(struct options, no_info_dir), 1 },
 	{ "--fail-on-denial", offsetof(struct options, fail_on_denial), 1 },
@@ -190,9 +193,14 @@ static void usage(FILE *out)
 		"       xattr | noxattr   serve extended attributes (off: all but the host's\n"
 		"                         POSIX ACLs, which are always enforced)   [noxattr]\n"
 		"       spin=USEC         how long awfs polls for the next request before it\n"
-		"                         sleeps, keeping the CPUs awake (a caller's next\n"
-		"                         request and its reply then need no wakeup of a\n"
-		"                         halted CPU); 0 sleeps at once, at most 10000 [50]\n"
+		"                         sleeps (a caller's next request then finds it\n"
+		"                         awake); 0 sleeps at once, at most 10000      [50]\n"
+		"       keepers=on|off    while awfs serves, a thread on each other CPU\n"
+		"                         yields it, so a reply to a caller there wakes no\n"
+		"                         halted CPU (on a VM: about half a request); they\n"
+		"                         spend host CPU: a VM whose CPUs share the host's\n"
+		"                         runs slower with them (none under a CPU quota,\n"
+		"                         with spin=0 or io_uring)                    [off]\n"
 		"       passthrough=on|off  open files' reads and writes go from the kernel\n"
 		"                         to the host file (FUSE passthrough, Linux 6.9 and\n"
 		"                         later, awfs as root) where the kernel offers it;\n"
@@ -558,6 +566,10 @@ static int check_names(struct awfs_run *r)
 	}
 	if (o->io_uring && strcmp(o->io_uring, "on") != 0 && strcmp(o->io_uring, "off") != 0) {
 		fprintf(stderr, "awfs: io_uring=%s: expected io_uring=on or off\n", o->io_uring);
+		return 2;
+	}
+	if (o->keepers && strcmp(o->keepers, "on") != 0 && strcmp(o->keepers, "off") != 0) {
+		fprintf(stderr, "awfs: keepers=%s: expected keepers=on or off\n", o->keepers);
 		return 2;
 	}
 	return 0;
@@ -929,7 +941,8 @@ static int serve(const struct awfs_run *r)
 		}
 		log_msg(AWFS_LOG_INFO, "recording every change in the audit trail (%s)", r->o.audit);
 	}
-	ret = loop_run(r->se, (unsigned)r->spin_us, 8, fds_kept(r->fd_cache), AWFS_INODES_HIGH) < 0;
+	ret = loop_run(r->se, (unsigned)r->spin_us, r->o.keepers && strcmp(r->o.keepers, "on") == 0, 8,
+		       fds_kept(r->fd_cache), AWFS_INODES_HIGH) < 0;
 	pt_fini();	/* the counts; the kernel drops what is still registered with the connection */
 	changes_stop();	/* what it holds, before the unmount record */
 	summary = verdict_summary();

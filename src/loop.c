@@ -37,10 +37,10 @@
  * directories into invalidations. Both stop before the loop returns, the
  * listener serving meanwhile (helpers_stop()).
  *
- * A fifth, the keepers, one pinned to each CPU, yield their CPU in a loop
- * while the listener is awake on another, so that the CPU a caller sleeps
- * on for its reply does not halt (keep_start(), the first time the
- * listener sleeps). They serve nothing.
+ * A fifth, the keepers (-o keepers=on only), one pinned to each CPU, yield
+ * their CPU in a loop while the listener is awake on another, so that the
+ * CPU a caller sleeps on for its reply does not halt (keep_start(), the
+ * first time the listener sleeps). They serve nothing.
  */
 #include "config.h"
 
@@ -543,6 +543,14 @@ static void dispatch(struct loop *l, const struct fuse_buf *buf, struct uring_en
  * five). Nor while the listener has been stuck in one request for over
  * KEEP_STALE_NS (a hung source): then a keeper naps that long at a time. A
  * keeper touches no file, no request and no state but the words it reads.
+ *
+ * Off unless asked for (-o keepers=on): a CPU that never halts is host CPU
+ * spent, and where a VM's CPUs share the host's with other work the
+ * keeper's spinning is taken from the listener's and the callers' own
+ * time (the project's CI, on such VMs, ran its suite in 31 minutes without
+ * keepers and had not finished in 90 with them on by default; with a
+ * cgroup quota of one CPU for two standing in for the host, 1.6 times
+ * slower: docs/performance.md).
  */
 #define KEEP_MAX 8
 #define KEEP_STALE_NS 1000000u
@@ -599,9 +607,9 @@ static void keep_set(bool awake)
  * them, and a mount that never gets a burst of requests does without.
  * Called by the listener only.
  */
-static void keep_arm(unsigned spin_us)
+static void keep_arm(bool wanted, unsigned spin_us)
 {
-	keep.armed = spin_us > 0 && CPU_COUNT(&loop_cpus) >= 2;
+	keep.armed = wanted && spin_us > 0 && CPU_COUNT(&loop_cpus) >= 2;
 }
 
 /* One keeper a CPU of the loop's (loop_cpus), unless a CPU quota applies. */
@@ -1039,8 +1047,8 @@ static void ring_serve(const struct fuse_buf *buf, struct uring_ent *ent, enum u
 	serve_fast(ring_loop->se, buf, ent);
 }
 
-int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, uint64_t files_high,
-	     uint64_t inodes_high)
+int loop_run(struct fuse_session *se, unsigned spin_us, bool keepers, unsigned max_workers,
+	     uint64_t files_high, uint64_t inodes_high)
 {
 	struct loop l = { .se = se, .max_workers = max_workers ? max_workers : 1 };
 	struct fuse_buf buf = { .mem = NULL };
@@ -1067,7 +1075,7 @@ int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers, ui
 	ring_loop = &l;
 	uring_start(se, ring_serve, spin_us);
 	if (loop_cpus_known && !uring_on())
-		keep_arm(spin_us);	/* the rings' threads are on every CPU already */
+		keep_arm(keepers, spin_us);	/* the rings' threads are on every CPU already */
 	/* non-blocking: receive() polls, then sleeps in poll() */
 	flags = fcntl(fd, F_GETFL);
 	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {

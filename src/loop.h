@@ -4,6 +4,7 @@
 
 #define FUSE_USE_VERSION 314
 #include <fuse_lowlevel.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* The default of -o spin=USEC: how long an idle listener polls. */
@@ -14,7 +15,7 @@
  * Serve se until it is unmounted or told to exit (a signal). One listener,
  * the calling thread, reads /dev/fuse and serves most requests itself; after
  * each it polls the device for spin_us microseconds before it sleeps, so that
- * the next request of a busy caller finds it awake; meanwhile a keeper
+ * the next request of a busy caller finds it awake. With keepers, a keeper
  * thread on each other CPU awfs may use (of the first 8) keeps it from halting,
  * so the reply to a caller asleep there wakes it without a halt exit (no
  * keepers with spin_us 0, on one CPU, under a CPU quota, or when
@@ -48,7 +49,7 @@ void loop_set_backing(int id);
  * a negative errno (-EPROTO: the first request was not INIT).
  */
 int loop_init(struct fuse_session *se);
-int loop_run(struct fuse_session *se, unsigned spin_us, unsigned max_workers,
+int loop_run(struct fuse_session *se, unsigned spin_us, bool keepers, unsigned max_workers,
 	     uint64_t files_high, uint64_t inodes_high);
 
 #endif

@@ -214,6 +214,8 @@ mount_mutant "passthrough with the change record on" passthrough.c changes.sh \
 	's/\telse if (pt.record)/\telse if (0)/'
 
 # ---------------------------------------------------------------- the keepers (loop.c)
+mount_mutant "keepers without keepers=on" loop.c mount.sh \
+	's/keep.armed = wanted \&\& spin_us > 0/keep.armed = spin_us > 0/'
 mount_mutant "a keeper never sleeps on its futex" loop.c mount.sh \
 	's/^\t\tif (w == 0 || w == mine)\t/\t\tif (0)\t/'
 mount_mutant "a keeper yields beside the listener on its CPU" loop.c mount.sh \

@@ -267,7 +267,8 @@ group_alive() { [ -n "$(ps -e -o pgid= | awk -v g="$ADV_PID" '$1 == g')" ]; }
 # the change record on (changes.h): what the workers change, checked against the host after
 # (the tree before, as the host has it: the mount covers it, masks and all)
 /usr/bin/python3 "$HERE/../integration/treediff.py" manifest "$SRC" $WRITABLE summary.md >"$T/before.json"
-mount_awfs -o xattr --audit "$T/audit.jsonl" --record-changes
+# keepers on (off by default): they must hold nothing through the attack and the unmount
+mount_awfs -o xattr,keepers=on --audit "$T/audit.jsonl" --record-changes
 # the workers' handles are on the kernel's passthrough where it is offered
 # (src/passthrough.h): they attack that data path, and say which one it was
 echo "# $(grep -o 'data path: [^)]*' "$LOG" | head -1)"

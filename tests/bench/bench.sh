@@ -63,7 +63,7 @@ TOP=$(cd "$HERE/../.." && pwd)
 
 # in the order they run within a repetition: what deletes, what only reads, what creates
 ALL_WORKLOADS="unlink rm mount stat json findcat lsR seqread_warm seqread_cold randread1 randread4 git_status append append_flood create untar seqwrite git_commit rules walk1m"
-ALL_TARGETS="native awfs awfs-uring awfs-nopt awfs-ro bindfs fuse-overlayfs passthrough_ll passthrough_hp"
+ALL_TARGETS="native awfs awfs-keep awfs-uring awfs-nopt awfs-ro bindfs fuse-overlayfs passthrough_ll passthrough_hp"
 PEERS="bindfs fuse-overlayfs passthrough_ll passthrough_hp"
 
 # ---------------------------------------------------------------- report
@@ -443,7 +443,7 @@ targets_for() {
 		case $w:$t in
 		rules:native|rules:awfs|walk1m:native|walk1m:awfs) ;;
 		rules:*|walk1m:*) continue ;;
-		mount:native|mount:awfs-ro|mount:awfs-nopt|mount:awfs-uring) continue ;;
+		mount:native|mount:awfs-ro|mount:awfs-nopt|mount:awfs-uring|mount:awfs-keep) continue ;;
 		append_flood:native|append_flood:awfs) ;;
 		append_flood:*) continue ;;
 		append:awfs-ro|create:awfs-ro|unlink:awfs-ro|untar:awfs-ro|rm:awfs-ro|seqwrite:awfs-ro|git_*:awfs-ro) continue ;;
@@ -527,6 +527,7 @@ mount_cmd() {
 	case $t in
 	awfs-nopt) CMD=("$AWFS" "$d/mnt" --policy "$POLICY" --source "$d/src" -f -o passthrough=off) ;;
 	awfs-uring) CMD=("$AWFS" "$d/mnt" --policy "$POLICY" --source "$d/src" -f -o io_uring=on) ;;
+	awfs-keep) CMD=("$AWFS" "$d/mnt" --policy "$POLICY" --source "$d/src" -f -o keepers=on) ;;
 	awfs|awfs-ro) CMD=("$AWFS" "$d/mnt" --policy "$POLICY" --source "$d/src" -f)
 		# the change record (changes.h), for its cost: BENCH_AWFS_RECORD=1
 		[ -n "${BENCH_AWFS_RECORD:-}" ] && CMD+=(--audit "$d/audit.jsonl" --record-changes) ;;

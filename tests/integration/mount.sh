@@ -189,6 +189,12 @@ for bad in abc -1 10001 12x ""; do
 	check_match "spin=$bad: says what is expected" "^awfs: spin=$bad: expected microseconds, 0 to 10000$" "$out"
 done
 check "bad spin=: not mounted" "no" "$(is_mounted "$MNT" && echo yes || echo no)"
+for bad in yes 1 ""; do
+	run "$MNT" --policy "$POLICY" -o "keepers=$bad"
+	check "keepers=$bad: exit 2" "2" "$rc"
+	check_match "keepers=$bad: says what is expected" "^awfs: keepers=$bad: expected keepers=on or off$" "$out"
+done
+check "bad keepers=: not mounted" "no" "$(is_mounted "$MNT" && echo yes || echo no)"
 
 run "$T/nowhere" --policy "$POLICY"
 check "missing mount point: exit 1" "1" "$rc"
@@ -243,42 +249,44 @@ keepers_due() {
 	if [ "$1" -lt 2 ] || grep -q "no keeper threads: a CPU quota applies" "$LOG"; then echo 0
 	else echo $(($1 < 8 ? $1 : 8)); fi
 }
-for spin in 0 10000; do
-	mount_awfs -o "spin=$spin"
-	expect "spin=$spin: a read (worker)" "OK:RWDATA\x0a" read "$MNT/rw/file"
-	expect "spin=$spin: a denied write" "EROFS" write "$MNT/ro/file" x
-	expect "spin=$spin: a create" "OK" write "$MNT/rw/spin$spin" data
-	expect "spin=$spin: fallocate (worker)" "OK" fallocate "$MNT/rw/spin$spin" 8192
-	expect "spin=$spin: fsync (worker)" "OK" fsync "$MNT/rw/spin$spin"
-	expect "spin=$spin: seek-data (worker)" "OK:0" seek-data "$MNT/rw/spin$spin" 0
-	expect "spin=$spin: copy_file_range (worker)" "OK:8192" copy "$MNT/rw/spin$spin" "$MNT/rw/spin$spin.copy"
-	expect "spin=$spin: the mask holds" "ENOENT" read "$MNT/secret/data"
+# keepers only when asked for (-o keepers=on), and then not with spin=0
+for opts in spin=0,keepers=on spin=10000 spin=10000,keepers=on; do
+	tag=$(printf %s "$opts" | tr -c a-z0-9 _)
+	mount_awfs -o "$opts"
+	expect "$opts: a read (worker)" "OK:RWDATA\x0a" read "$MNT/rw/file"
+	expect "$opts: a denied write" "EROFS" write "$MNT/ro/file" x
+	expect "$opts: a create" "OK" write "$MNT/rw/spin$tag" data
+	expect "$opts: fallocate (worker)" "OK" fallocate "$MNT/rw/spin$tag" 8192
+	expect "$opts: fsync (worker)" "OK" fsync "$MNT/rw/spin$tag"
+	expect "$opts: seek-data (worker)" "OK:0" seek-data "$MNT/rw/spin$tag" 0
+	expect "$opts: copy_file_range (worker)" "OK:8192" copy "$MNT/rw/spin$tag" "$MNT/rw/spin$tag.copy"
+	expect "$opts: the mask holds" "ENOENT" read "$MNT/secret/data"
 	# 6 readers of a 3 MiB file and 6 writers at once: every one gets its bytes
 	pids=""
 	for i in 1 2 3 4 5 6; do
 		as_agent cmp -s "$SRC/rw/big" "$MNT/rw/big" & pids="$pids $!"
-		as_agent sh -c "head -c 1048576 '$SRC/rw/big' >'$MNT/rw/w$spin.$i' && cmp -s '$MNT/rw/w$spin.$i' '$SRC/rw/w$spin.$i'" & pids="$pids $!"
+		as_agent sh -c "head -c 1048576 '$SRC/rw/big' >'$MNT/rw/w$tag.$i' && cmp -s '$MNT/rw/w$tag.$i' '$SRC/rw/w$tag.$i'" & pids="$pids $!"
 	done
 	bad=0
 	for p in $pids; do wait "$p" || bad=$((bad + 1)); done
-	check "spin=$spin: 6 concurrent readers and 6 writers all complete intact" "0" "$bad"
-	check "spin=$spin: the writes are on the host" "6" "$(cmp -s -n 1048576 "$SRC/rw/big" "$SRC/rw/w$spin.1" && ls "$SRC/rw" | grep -c "^w$spin\.")"
-	# keepers (loop.c): with spin, one on each CPU awfs may use (8 at most,
-	# none on one CPU), each pinned to its CPU, started the first time the
+	check "$opts: 6 concurrent readers and 6 writers all complete intact" "0" "$bad"
+	check "$opts: the writes are on the host" "6" "$(cmp -s -n 1048576 "$SRC/rw/big" "$SRC/rw/w$tag.1" && ls "$SRC/rw" | grep -c "^w$tag\.")"
+	# keepers (loop.c): with keepers=on and spin, one on each CPU awfs may
+	# use (8 at most, none on one CPU), each pinned to its CPU, started the first time the
 	# listener sleeps (a pause, then a request); all asleep once the mount
 	# is idle, which then costs no CPU time
 	sleep 0.5
-	expect "spin=$spin: a read after a pause" "OK:RWDATA\x0a" read "$MNT/rw/file"
+	expect "$opts: a read after a pause" "OK:RWDATA\x0a" read "$MNT/rw/file"
 	ncpu=$(taskset -pc "$AWFS_PID" | awk -F': ' '{ n = 0; m = split($2, r, ","); for (i = 1; i <= m; i++) { k = split(r[i], e, "-"); n += (k == 2 ? e[2] - e[1] + 1 : 1) } print n }')
-	want=$([ "$spin" = 0 ] && echo 0 || keepers_due "$ncpu")
-	check "spin=$spin: keepers on $ncpu CPUs" "$want" "$(keepers)"
+	case $opts in spin=0,*|*keepers=off*|spin=10000) want=0 ;; *) want=$(keepers_due "$ncpu") ;; esac
+	check "$opts: keepers on $ncpu CPUs" "$want" "$(keepers)"
 	pinned=yes
 	for t in /proc/"$AWFS_PID"/task/*; do
 		name=$(cat "$t/comm")
 		case "$name" in awfs-keep*) ;; *) continue ;; esac
 		[ "$(awk '/^Cpus_allowed_list:/ { print $2 }' "$t/status")" = "${name#awfs-keep}" ] || pinned="no: $name"
 	done
-	check "spin=$spin: each keeper on its CPU" yes "$pinned"
+	check "$opts: each keeper on its CPU" yes "$pinned"
 	if [ "$want" -gt 0 ]; then
 		# never beside the listener: a caller keeps it awake; sampled 100
 		# times, the keeper of the CPU the listener is on is asleep
@@ -302,15 +310,15 @@ for spin in 0 10000; do
 			[ "$samples" -ge 100 ] && break
 		done
 		kill "$busy"; wait "$busy" 2>/dev/null
-		check "spin=$spin: the keeper of the listener's CPU runs in at most 20 of 100 samples ($beside of $samples)" yes \
+		check "$opts: the keeper of the listener's CPU runs in at most 20 of 100 samples ($beside of $samples)" yes \
 			"$([ "$samples" -ge 100 ] && [ "$beside" -le 20 ] && echo yes)"
 	fi
 	ticks() { cat /proc/"$AWFS_PID"/task/*/stat | awk '{ sub(/^.*\) /, ""); t += $12 + $13 } END { print t }'; }
 	sleep 0.5; t0=$(ticks); sleep 2; t1=$(ticks)
-	check "spin=$spin: idle for 2 s, the daemon's threads use no CPU time (ticks: $t0 -> $t1)" yes \
+	check "$opts: idle for 2 s, the daemon's threads use no CPU time (ticks: $t0 -> $t1)" yes \
 		"$([ $((t1 - t0)) -le 2 ] && echo yes)"
 	unmount_awfs
-	check "spin=$spin: a clean stop" "0" "$AWFS_RC"
+	check "$opts: a clean stop" "0" "$AWFS_RC"
 done
 
 # keepers under a CPU quota (docker run --cpus, CPUQuota=): none, since the
@@ -330,7 +338,7 @@ if [ -n "$cg" ] && [ "$ncpu" -ge 2 ]; then
 	printf '#!/bin/sh\necho $$ >%s/cgroup.procs || exit 1\nexec %s "$@"\n' "$cg" "$AWFS" >"$T/in-cgroup"
 	chmod 755 "$T/in-cgroup"
 	: >"$LOG"
-	AWFS="$T/in-cgroup" mount_awfs
+	AWFS="$T/in-cgroup" mount_awfs -o keepers=on
 	expect "under a CPU quota: a read" "OK:RWDATA\x0a" read "$MNT/rw/file"
 	sleep 0.5	# the listener has slept: keepers would have started
 	expect "under a CPU quota: a read after a pause" "OK:RWDATA\x0a" read "$MNT/rw/file"
@@ -340,7 +348,7 @@ if [ -n "$cg" ] && [ "$ncpu" -ge 2 ]; then
 	check "under a CPU quota: a clean stop" "0" "$AWFS_RC"
 	for i in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done	# awfs's closer leaves last
 	: >"$LOG"
-	mount_awfs
+	mount_awfs -o keepers=on
 	expect "outside the quota: a read" "OK:RWDATA\x0a" read "$MNT/rw/file"
 	sleep 0.5
 	expect "outside the quota: a read after a pause" "OK:RWDATA\x0a" read "$MNT/rw/file"
