@@ -3,7 +3,7 @@
 # only what is missing. Sourced by contrib/demo.sh and tests/run-all.sh.
 
 # qemu and the rest of the guest harness's needs are installed by tests/vm/run-guest itself
-AWFS_DEPS="gcc make autoconf automake pkg-config libfuse3-dev fuse3 libconfig-dev libyaml-dev libcmocka-dev attr acl util-linux jq cppcheck clang-tidy valgrind"
+AWFS_DEPS="gcc make autoconf automake pkg-config libfuse3-dev fuse3 libconfig-dev libyaml-dev libcmocka-dev attr acl util-linux jq cppcheck clang-tidy valgrind gdb"
 # what only the tests need: a real Docker engine and compose for the two
 # Docker runtimes of the parity suite (tests/parity/docker.sh starts its own
 # dockerd; the test reports itself skipped where this cannot be installed),

@@ -826,11 +826,14 @@ static void init_ops(struct awfs_run *r)
 	ops_init(oc);
 }
 
-/* libfuse's handlers: a signal ends the session, and main() unmounts. */
+/* A stop signal ends the session, and main() unmounts (loop.h). */
 static int install_signals(struct awfs_run *r)
 {
-	if (fuse_set_signal_handlers(r->se) != 0) {
-		fprintf(stderr, "awfs: cannot install signal handlers\n");
+	int err = loop_set_signal_handlers(r->se);
+
+	if (err) {
+		fprintf(stderr, "awfs: cannot install signal handlers: %s\n", strerror(-err));
+		loop_remove_signal_handlers();
 		return 1;
 	}
 	return 0;
@@ -1059,7 +1062,7 @@ out_unmount:
 	if (r.over_dead)
 		remount_unmount(r.mnt);
 out_signals:
-	fuse_remove_signal_handlers(r.se);
+	loop_remove_signal_handlers();
 out_session:
 	fuse_session_destroy(r.se);
 out_free:

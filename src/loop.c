@@ -58,6 +58,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -547,10 +548,9 @@ static void dispatch(struct loop *l, const struct fuse_buf *buf, struct uring_en
  * Off unless asked for (-o keepers=on): a CPU that never halts is host CPU
  * spent, and where a VM's CPUs share the host's with other work the
  * keeper's spinning is taken from the listener's and the callers' own
- * time (the project's CI, on such VMs, ran its suite in 31 minutes without
- * keepers and had not finished in 90 with them on by default; with a
- * cgroup quota of one CPU for two standing in for the host, 1.6 times
- * slower: docs/performance.md).
+ * time (with a cgroup quota of one CPU for two standing in for such a
+ * host, a create, find, cat and stat workload 1.6 times slower:
+ * docs/performance.md).
  */
 #define KEEP_MAX 8
 #define KEEP_STALE_NS 1000000u
@@ -664,12 +664,88 @@ static void keep_stop(void)
 }
 
 /*
+ * The stop signals (SIGHUP, SIGINT, SIGTERM). A handler that only marks
+ * the session exited, as libfuse's does, loses a signal that comes after
+ * the listener last read that mark and before it sleeps in poll(): the
+ * listener then sleeps on until the next request, which on an idle mount
+ * never comes (a SIGTERM right after a request hung 2 mounts in 100 under
+ * load, with keepers). So the handler also writes an eventfd that
+ * receive() polls beside /dev/fuse: a signal at any point wakes it. The
+ * helper threads block every signal, so the handler runs on the listener.
+ */
+static const int stop_signals[] = { SIGHUP, SIGINT, SIGTERM };
+static struct fuse_session *stop_se;
+static int stop_fd = -1;
+static bool stop_set[sizeof(stop_signals) / sizeof(stop_signals[0])];
+
+static void on_stop_signal(int sig)
+{
+	int saved = errno;
+	uint64_t one = 1;
+
+	(void)sig;
+	fuse_session_exit(stop_se);
+	if (stop_fd >= 0 && write(stop_fd, &one, sizeof(one)) < 0) {
+		/* full (2^64 - 2 signals) or closed: the mark is set, a request still ends the wait */
+	}
+	errno = saved;
+}
+
+int loop_set_signal_handlers(struct fuse_session *se)
+{
+	struct sigaction sa, old;
+
+	stop_se = se;
+	stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (stop_fd < 0)
+		return -errno;
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++) {
+		/* as libfuse: a signal its starter set to be ignored stays ignored */
+		if (sigaction(stop_signals[i], NULL, &old) < 0)
+			return -errno;
+		if (old.sa_handler != SIG_DFL)
+			continue;
+		sa.sa_handler = on_stop_signal;
+		if (sigaction(stop_signals[i], &sa, NULL) < 0)
+			return -errno;
+		stop_set[i] = true;
+	}
+	sa.sa_handler = SIG_IGN;	/* a write to a closed pipe: EPIPE, not death */
+	if (sigaction(SIGPIPE, NULL, &old) < 0 || (old.sa_handler == SIG_DFL && sigaction(SIGPIPE, &sa, NULL) < 0))
+		return -errno;
+	return 0;
+}
+
+void loop_remove_signal_handlers(void)
+{
+	struct sigaction sa;
+	int fd = stop_fd;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = SIG_DFL;
+	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+		if (stop_set[i]) {
+			(void)sigaction(stop_signals[i], &sa, NULL);
+			stop_set[i] = false;
+		}
+	stop_fd = -1;
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
  * The next request into *buf, as fuse_session_receive_buf() returns it: > 0
  * its size, 0 when the session ended, -EINTR after a signal, else -errno.
  */
 static int receive(struct loop *l, struct fuse_buf *buf, uint64_t spin_ns)
 {
-	struct pollfd pfd = { .fd = fuse_session_fd(l->se), .events = POLLIN };
+	struct pollfd pfd[2] = {
+		{ .fd = fuse_session_fd(l->se), .events = POLLIN },
+		{ .fd = stop_fd, .events = POLLIN },	/* a stop signal (negative: none) */
+	};
 	uint64_t start = now_ns();
 	uint64_t t;
 	int res;
@@ -693,10 +769,10 @@ static int receive(struct loop *l, struct fuse_buf *buf, uint64_t spin_ns)
 			keep_start();
 		}
 		keep_set(false);
-		res = poll(&pfd, 1, -1);
+		res = poll(pfd, 2, -1);
 		keep_set(true);
-		if (res < 0 && errno == EINTR)
-			return -EINTR;
+		if ((res < 0 && errno == EINTR) || (res > 0 && pfd[1].revents))
+			return -EINTR;	/* the caller reads the session's mark */
 		start = now_ns();
 	}
 }

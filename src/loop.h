@@ -49,6 +49,13 @@ void loop_set_backing(int id);
  * a negative errno (-EPROTO: the first request was not INIT).
  */
 int loop_init(struct fuse_session *se);
+/*
+ * In place of fuse_set_signal_handlers(): SIGHUP, SIGINT and SIGTERM end
+ * the session (where not ignored when awfs started), and wake a sleeping
+ * listener whenever they come; SIGPIPE ignored. 0 or a negative errno.
+ */
+int loop_set_signal_handlers(struct fuse_session *se);
+void loop_remove_signal_handlers(void);
 int loop_run(struct fuse_session *se, unsigned spin_us, bool keepers, unsigned max_workers,
 	     uint64_t files_high, uint64_t inodes_high);
 

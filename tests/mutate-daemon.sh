@@ -213,6 +213,10 @@ mount_mutant "a passthrough open keeps flags the kernel refuses with it (KEEP_CA
 mount_mutant "passthrough with the change record on" passthrough.c changes.sh \
 	's/\telse if (pt.record)/\telse if (0)/'
 
+# ---------------------------------------------------------------- stop signals (loop.c)
+mount_mutant "a stop signal only marks the session (the listener's poll misses it)" loop.c lifecycle.sh \
+	's/res = poll(pfd, 2, -1);/res = poll(pfd, 1, -1);/'
+
 # ---------------------------------------------------------------- the keepers (loop.c)
 mount_mutant "keepers without keepers=on" loop.c mount.sh \
 	's/keep.armed = wanted \&\& spin_us > 0/keep.armed = spin_us > 0/'

@@ -96,4 +96,33 @@ check "background: fusermount3 -u of both unmounts" "no no" \
 for _ in $(seq 100); do grep -q "unmounting $MNT" "$LOG" && break; sleep 0.05; done
 check_match "background: the daemon then exits and says so" "unmounting $MNT: 1 write denied" "$(cat "$LOG")"
 check "background: the write is on the host" "bg" "$(cat "$SRC/rw/bg")"
+
+# a stop signal that comes after the listener last looked for one and
+# before it sleeps in poll(): gdb holds the listener at poll()'s door, the
+# signal is sent, gdb lets go. It must wake and unmount at once (a handler
+# that only marked the session exited left it asleep until a request came,
+# on an idle mount for ever: loop.c, on_stop_signal())
+if command -v gdb >/dev/null; then
+	: >"$LOG"
+	mount_awfs -o cache=never
+	(sleep 1; stat "$MNT/rw" >/dev/null 2>&1) &
+	timeout 120 gdb -p "$AWFS_PID" -batch -nx -ex 'set confirm off' -ex 'break poll thread 1' -ex continue \
+		-ex 'handle SIGTERM nostop noprint pass' -ex "shell kill -TERM $AWFS_PID" -ex detach >"$T/gdb.out" 2>&1
+	wait $!
+	check_match "a SIGTERM at poll()'s door: gdb held the listener there" "Breakpoint 1, .*poll" "$(cat "$T/gdb.out")"
+	for _ in $(seq 100); do kill -0 "$AWFS_PID" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$AWFS_PID" 2>/dev/null; then
+		check "  ... the listener wakes and awfs exits" "exited" "still running 10 s after the signal"
+		kill -KILL "$AWFS_PID"; wait "$AWFS_PID" 2>/dev/null
+		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"
+		AWFS_PID=""
+	else
+		unmount_awfs 2>/dev/null	# reaps it (the kill finds it gone)
+		check "  ... the listener wakes and awfs exits 0" "0" "$AWFS_RC"
+		check "  ... the mount is gone" "no" "$(is_mounted "$MNT" && echo yes || echo no)"
+		check_match "  ... and says so" "unmounting $MNT" "$(cat "$LOG")"
+	fi
+else
+	echo "ok - # SKIP a SIGTERM at poll()'s door: no gdb"
+fi
 finish
