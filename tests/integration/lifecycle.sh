@@ -109,7 +109,7 @@ if command -v gdb >/dev/null; then
 	timeout 120 gdb -p "$AWFS_PID" -batch -nx -ex 'set confirm off' -ex 'break poll thread 1' -ex continue \
 		-ex 'handle SIGTERM nostop noprint pass' -ex "shell kill -TERM $AWFS_PID" -ex detach >"$T/gdb.out" 2>&1
 	wait $!
-	check_match "a SIGTERM at poll()'s door: gdb held the listener there" "Breakpoint 1, .*poll" "$(cat "$T/gdb.out")"
+	check_match "a SIGTERM at poll()'s door: gdb held the listener there" "Breakpoint 1(\.[0-9]+)?, .*poll" "$(cat "$T/gdb.out")"
 	for _ in $(seq 100); do kill -0 "$AWFS_PID" 2>/dev/null || break; sleep 0.1; done
 	if kill -0 "$AWFS_PID" 2>/dev/null; then
 		check "  ... the listener wakes and awfs exits" "exited" "still running 10 s after the signal"
