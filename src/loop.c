@@ -676,7 +676,6 @@ static void keep_stop(void)
 static const int stop_signals[] = { SIGHUP, SIGINT, SIGTERM };
 static struct fuse_session *stop_se;
 static int stop_fd = -1;
-static bool stop_set[sizeof(stop_signals) / sizeof(stop_signals[0])];
 
 static void on_stop_signal(int sig)
 {
@@ -685,9 +684,8 @@ static void on_stop_signal(int sig)
 
 	(void)sig;
 	fuse_session_exit(stop_se);
-	if (stop_fd >= 0 && write(stop_fd, &one, sizeof(one)) < 0) {
-		/* full (2^64 - 2 signals) or closed: the mark is set, a request still ends the wait */
-	}
+	if (stop_fd >= 0)	/* full (2^64 - 2 signals): the mark is set, a request still ends the wait */
+		(void)!write(stop_fd, &one, sizeof(one));
 	errno = saved;
 }
 
@@ -701,16 +699,13 @@ int loop_set_signal_handlers(struct fuse_session *se)
 		return -errno;
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++) {
+	sa.sa_handler = on_stop_signal;
+	for (size_t i = 0; i < AWFS_ARRAY_LEN(stop_signals); i++) {
 		/* as libfuse: a signal its starter set to be ignored stays ignored */
 		if (sigaction(stop_signals[i], NULL, &old) < 0)
 			return -errno;
-		if (old.sa_handler != SIG_DFL)
-			continue;
-		sa.sa_handler = on_stop_signal;
-		if (sigaction(stop_signals[i], &sa, NULL) < 0)
+		if (old.sa_handler == SIG_DFL && sigaction(stop_signals[i], &sa, NULL) < 0)
 			return -errno;
-		stop_set[i] = true;
 	}
 	sa.sa_handler = SIG_IGN;	/* a write to a closed pipe: EPIPE, not death */
 	if (sigaction(SIGPIPE, NULL, &old) < 0 || (old.sa_handler == SIG_DFL && sigaction(SIGPIPE, &sa, NULL) < 0))
@@ -720,17 +715,15 @@ int loop_set_signal_handlers(struct fuse_session *se)
 
 void loop_remove_signal_handlers(void)
 {
-	struct sigaction sa;
+	struct sigaction sa, cur;
 	int fd = stop_fd;
 
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
 	sa.sa_handler = SIG_DFL;
-	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
-		if (stop_set[i]) {
+	for (size_t i = 0; i < AWFS_ARRAY_LEN(stop_signals); i++)	/* only those set here */
+		if (sigaction(stop_signals[i], NULL, &cur) == 0 && cur.sa_handler == on_stop_signal)
 			(void)sigaction(stop_signals[i], &sa, NULL);
-			stop_set[i] = false;
-		}
 	stop_fd = -1;
 	if (fd >= 0)
 		close(fd);
