@@ -495,6 +495,7 @@ struct awfs_run {
 	int root_fd;
 	enum host_acls acls;	/* what the source's root says to an ACL read */
 	bool over_dead;		/* mounted on top of a dead awfs (remount.h) */
+	bool passthrough, io_uring, keepers;	/* the on|off settings, defaults applied */
 };
 
 /*
@@ -520,6 +521,22 @@ static int read_options(struct awfs_run *r)
 	if (o->show_version)
 		printf("awfs %s (libfuse %d.%d, FUSE_USE_VERSION %d)\n", PACKAGE_VERSION,
 		       fuse_version() / 100, fuse_version() % 100, FUSE_USE_VERSION);
+	return 0;
+}
+
+/* An on|off setting: absent, it is DEFAULT; any other word is refused. */
+static int check_switch(const char *name, const char *value, bool dflt, bool *on)
+{
+	if (!value)
+		*on = dflt;
+	else if (strcmp(value, "on") == 0)
+		*on = true;
+	else if (strcmp(value, "off") == 0)
+		*on = false;
+	else {
+		fprintf(stderr, "awfs: %s=%s: expected %s=on or off\n", name, value, name);
+		return 2;
+	}
 	return 0;
 }
 
@@ -560,18 +577,10 @@ static int check_names(struct awfs_run *r)
 		fprintf(stderr, "awfs: cache=%s: expected cache=auto, strict, always or never\n", o->cache);
 		return 2;
 	}
-	if (o->passthrough && strcmp(o->passthrough, "on") != 0 && strcmp(o->passthrough, "off") != 0) {
-		fprintf(stderr, "awfs: passthrough=%s: expected passthrough=on or off\n", o->passthrough);
+	if (check_switch("passthrough", o->passthrough, true, &r->passthrough) ||
+	    check_switch("io_uring", o->io_uring, true, &r->io_uring) ||
+	    check_switch("keepers", o->keepers, false, &r->keepers))
 		return 2;
-	}
-	if (o->io_uring && strcmp(o->io_uring, "on") != 0 && strcmp(o->io_uring, "off") != 0) {
-		fprintf(stderr, "awfs: io_uring=%s: expected io_uring=on or off\n", o->io_uring);
-		return 2;
-	}
-	if (o->keepers && strcmp(o->keepers, "on") != 0 && strcmp(o->keepers, "off") != 0) {
-		fprintf(stderr, "awfs: keepers=%s: expected keepers=on or off\n", o->keepers);
-		return 2;
-	}
 	return 0;
 }
 
@@ -944,7 +953,7 @@ static int serve(const struct awfs_run *r)
 		}
 		log_msg(AWFS_LOG_INFO, "recording every change in the audit trail (%s)", r->o.audit);
 	}
-	ret = loop_run(r->se, (unsigned)r->spin_us, r->o.keepers && strcmp(r->o.keepers, "on") == 0, 8,
+	ret = loop_run(r->se, (unsigned)r->spin_us, r->keepers, 8,
 		       fds_kept(r->fd_cache), AWFS_INODES_HIGH) < 0;
 	pt_fini();	/* the counts; the kernel drops what is still registered with the connection */
 	changes_stop();	/* what it holds, before the unmount record */
@@ -1033,9 +1042,9 @@ int main(int argc, char *argv[])
 	ret = check_session(&r);
 	if (ret)
 		goto out_unmount;
-	pt_configure(!r.o.passthrough || strcmp(r.o.passthrough, "on") == 0,
+	pt_configure(r.passthrough,
 		     r.o.record_changes || r.policy->record_changes, fuse_session_fd(r.se), r.root_fd);
-	uring_configure(!r.o.io_uring || strcmp(r.o.io_uring, "on") == 0, fuse_session_fd(r.se));
+	uring_configure(r.io_uring, fuse_session_fd(r.se));
 	/* 5. the aliases, before the caller is told the mount is ready */
 	ret = bind_aliases(r.mnt, r.o.also_at, r.o.nalso);
 	if (ret)

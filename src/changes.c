@@ -69,14 +69,6 @@ static struct held held[HELD_MAX];
 static size_t nheld;
 static uint64_t written_bytes, records, dropped_bytes, coalesced, hashed_bytes;
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static char *dup_or_null(const char *s)
 {
 	return s ? util_xstrdup(s) : NULL;
@@ -377,7 +369,7 @@ static void release_under(const char *path)
 /* Those held long enough (all, with @all); returns the ns until the next is due, or -1. */
 static int64_t release_due(bool all)
 {
-	int64_t t = now_ns(), next = -1;
+	int64_t t = (int64_t)util_now_ns(), next = -1;
 
 	for (size_t i = 0; i < nheld;) {
 		int64_t due = held[i].last + QUIET_NS < held[i].first + HELD_NS ? held[i].last + QUIET_NS
@@ -410,7 +402,7 @@ static void take(struct event *e)
 			event_free(held[i].e);
 			held[i].e = e;
 			held[i].closes++;
-			held[i].last = now_ns();
+			held[i].last = (int64_t)util_now_ns();
 			coalesced++;
 			return;
 		}
@@ -423,7 +415,7 @@ static void take(struct event *e)
 				old = i;
 		release_held(old);
 	}
-	held[nheld++] = (struct held){ e, 1, now_ns(), now_ns() };
+	held[nheld++] = (struct held){ e, 1, (int64_t)util_now_ns(), (int64_t)util_now_ns() };
 }
 
 static void *run(void *arg)

@@ -170,14 +170,6 @@ static void unpin(void)
 	}
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * COPY_FILE_RANGE_64 (protocol 7.45), which Linux 6.18 sends first, is
  * COPY_FILE_RANGE with a reply that counts in 64 bits: libfuse 3.14 knows
@@ -559,7 +551,7 @@ static struct {
 	uint32_t word;		/* the futex word: 0 while the listener sleeps, else 1 + its CPU */
 	int stop;
 	unsigned n;
-	uint64_t beat;		/* now_ns() at the listener's last turn for a request */
+	uint64_t beat;		/* util_now_ns() at the listener's last turn for a request */
 	bool armed;		/* to start the first time the listener goes to sleep */
 	pthread_t tid[KEEP_MAX];
 } keep;
@@ -570,7 +562,7 @@ static void *keep_main(void *arg)
 	const struct timespec nap = { 0, KEEP_STALE_NS };
 
 	while (!__atomic_load_n(&keep.stop, __ATOMIC_ACQUIRE)) {
-		uint64_t beat = __atomic_load_n(&keep.beat, __ATOMIC_RELAXED), t = now_ns();
+		uint64_t beat = __atomic_load_n(&keep.beat, __ATOMIC_RELAXED), t = util_now_ns();
 
 		w = __atomic_load_n(&keep.word, __ATOMIC_ACQUIRE);
 		if (w == 0 || w == mine)	/* until the listener wakes, or moves */
@@ -627,7 +619,7 @@ static void keep_start(void)
 		log_msg(AWFS_LOG_INFO, "no keeper threads: a CPU quota applies (%s)", why);
 		return;
 	}
-	__atomic_store_n(&keep.beat, now_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&keep.beat, util_now_ns(), __ATOMIC_RELAXED);
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (unsigned cpu = 0; cpu < CPU_SETSIZE && keep.n < KEEP_MAX; cpu++) {
@@ -739,7 +731,7 @@ static int receive(struct loop *l, struct fuse_buf *buf, uint64_t spin_ns)
 		{ .fd = fuse_session_fd(l->se), .events = POLLIN },
 		{ .fd = stop_fd, .events = POLLIN },	/* a stop signal (negative: none) */
 	};
-	uint64_t start = now_ns();
+	uint64_t start = util_now_ns();
 	uint64_t t;
 	int res;
 
@@ -750,7 +742,7 @@ static int receive(struct loop *l, struct fuse_buf *buf, uint64_t spin_ns)
 			return res;
 		if (fuse_session_exited(l->se))
 			return 0;
-		t = now_ns();
+		t = util_now_ns();
 		if (t - start < spin_ns) {
 			__atomic_store_n(&keep.beat, t, __ATOMIC_RELAXED);	/* polling, not stuck */
 			sched_yield();	/* a caller runnable on this CPU goes first */
@@ -766,7 +758,7 @@ static int receive(struct loop *l, struct fuse_buf *buf, uint64_t spin_ns)
 		keep_set(true);
 		if ((res < 0 && errno == EINTR) || (res > 0 && pfd[1].revents))
 			return -EINTR;	/* the caller reads the session's mark */
-		start = now_ns();
+		start = util_now_ns();
 	}
 }
 

@@ -47,10 +47,10 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "util.h"
 
 /* Protocol 7.42's structures (the installed linux/fuse.h may predate them). */
 struct ring_ent_in_out {
@@ -657,14 +657,6 @@ static void drain_done(struct uring_queue *q)
 	}
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Ask the kernel to give io_uring up for this connection: a registration it refuses. */
 static void abandon(struct uring_queue *q)
 {
@@ -724,9 +716,9 @@ static void *queue_main(void *arg)
 		unsigned head = *q->cq_head, tail = __atomic_load_n(q->cq_tail, __ATOMIC_ACQUIRE);
 
 		if (head == tail) {
-			uint64_t start = now_ns(), spin = (uint64_t)ur.spin_us * 1000u;
+			uint64_t start = util_now_ns(), spin = (uint64_t)ur.spin_us * 1000u;
 
-			while (head == tail && now_ns() - start < spin) {
+			while (head == tail && util_now_ns() - start < spin) {
 				sched_yield();	/* the kernel's task work (a request's copy) runs on the way back */
 				tail = __atomic_load_n(q->cq_tail, __ATOMIC_ACQUIRE);
 			}

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void oom(void)
 {
@@ -180,6 +181,14 @@ size_t util_utf8_len(const unsigned char *s, size_t n, unsigned *cp)
 		return 0;
 	*cp = c;
 	return len;
+}
+
+uint64_t util_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 const char *util_errno_name(int err)

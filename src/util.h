@@ -124,6 +124,9 @@ int util_cpu_quota(const char *root, char *why, size_t len);
 /* The symbolic name of an errno value ("EROFS"), or "E<number>". */
 const char *util_errno_name(int err);
 
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t util_now_ns(void);
+
 /*
  * A doubly linked list threaded through its elements (a struct util_link
  * in each), newest at the head; util_entry() is the element of a link.

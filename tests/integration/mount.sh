@@ -288,30 +288,36 @@ for opts in spin=0,keepers=on spin=10000 spin=10000,keepers=on; do
 	done
 	check "$opts: each keeper on its CPU" yes "$pinned"
 	if [ "$want" -gt 0 ]; then
-		# never beside the listener: a caller keeps it awake; sampled 100
-		# times, the keeper of the CPU the listener is on is asleep
+		# never beside the listener: the listener's thread held on one
+		# CPU (taskset), a caller keeps it awake, and the keeper
+		# of that CPU stays asleep on its futex: its CPU time meanwhile
+		# is at most a fifth of the listener's (yielding beside it,
+		# it takes about as much as the listener; sampling the keepers'
+		# states instead depended on how often the scheduler moved the
+		# listener, which depends on the machine's load)
+		allowed=$(taskset -pc "$AWFS_PID" | sed 's/^.*: //')
+		lcpu=$(printf %s "$allowed" | sed 's/[-,].*//')
+		taskset -pc "$lcpu" "$AWFS_PID" >/dev/null
 		# (setpriv execs sh: $! is the loop itself, for the kill below)
 		setpriv --reuid="$AGENT_UID" --regid="$AGENT_UID" --clear-groups \
 			sh -c "while :; do cat '$MNT/rw/file'; done" >/dev/null 2>&1 & busy=$!
 		sleep 0.5
-		# (a sample counts only when the listener was on the same CPU
-		# before and after the keeper's state was read: under load it moves)
-		beside=0 samples=0
-		listener_cpu() { awk '{ sub(/^.*\) /, ""); print $37 }' /proc/"$AWFS_PID"/task/"$AWFS_PID"/stat; }
-		for i in $(seq 300); do
-			cpu=$(listener_cpu)
-			for t in /proc/"$AWFS_PID"/task/*; do
-				[ "$(cat "$t/comm" 2>/dev/null)" = "awfs-keep$cpu" ] || continue
-				state=$(awk '{ sub(/^.*\) /, ""); print $1 }' "$t/stat")
-				[ "$(listener_cpu)" = "$cpu" ] || continue
-				samples=$((samples + 1))
-				[ "$state" = R ] && beside=$((beside + 1))
-			done
-			[ "$samples" -ge 100 ] && break
+		tid_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' /proc/"$AWFS_PID"/task/"$1"/stat; }
+		keeper=""
+		for t in /proc/"$AWFS_PID"/task/*; do
+			[ "$(cat "$t/comm" 2>/dev/null)" = "awfs-keep$lcpu" ] && keeper=${t##*/}
+		done
+		# (until the listener has run 20 ticks, 30 s at most: under load
+		# the caller's loop is slow, and the listener sleeps between)
+		l0=$(tid_ticks "$AWFS_PID") k0=$(tid_ticks "$keeper") lt=0 kt=0 waited=0
+		while [ "$lt" -lt 20 ] && [ "$waited" -lt 30 ]; do
+			sleep 1; waited=$((waited + 1))
+			lt=$(($(tid_ticks "$AWFS_PID") - l0)) kt=$(($(tid_ticks "$keeper") - k0))
 		done
 		kill "$busy"; wait "$busy" 2>/dev/null
-		check "$opts: the keeper of the listener's CPU runs in at most 20 of 100 samples ($beside of $samples)" yes \
-			"$([ "$samples" -ge 100 ] && [ "$beside" -le 20 ] && echo yes)"
+		taskset -pc "$allowed" "$AWFS_PID" >/dev/null
+		check "$opts: the keeper of the listener's CPU ($lcpu) sleeps while the listener serves there (ticks over $waited s: keeper $kt, listener $lt)" yes \
+			"$([ -n "$keeper" ] && [ "$lt" -ge 20 ] && [ $((kt * 5)) -le "$lt" ] && echo yes)"
 	fi
 	ticks() { cat /proc/"$AWFS_PID"/task/*/stat | awk '{ sub(/^.*\) /, ""); t += $12 + $13 } END { print t }'; }
 	sleep 0.5; t0=$(ticks); sleep 2; t1=$(ticks)
