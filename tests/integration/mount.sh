@@ -245,6 +245,8 @@ head -c 3145728 /dev/urandom >"$SRC/rw/big"; chown "$AGENT_UID:$AGENT_UID" "$SRC
 # the keeper threads awfs runs now, and how many it should: one a CPU it
 # may use, 8 at most, none on one CPU, none where awfs says a CPU quota applies
 keepers() { cat /proc/"$AWFS_PID"/task/*/comm | grep -c '^awfs-keep'; }
+# CPU ticks (user + system) of the daemon's thread TID, or of all its threads
+ticks() { cat /proc/"$AWFS_PID"/task/${1:-*}/stat | awk '{ sub(/^.*\) /, ""); t += $12 + $13 } END { print t + 0 }'; }
 keepers_due() {
 	if [ "$1" -lt 2 ] || grep -q "no keeper threads: a CPU quota applies" "$LOG"; then echo 0
 	else echo $(($1 < 8 ? $1 : 8)); fi
@@ -302,24 +304,22 @@ for opts in spin=0,keepers=on spin=10000 spin=10000,keepers=on; do
 		setpriv --reuid="$AGENT_UID" --regid="$AGENT_UID" --clear-groups \
 			sh -c "while :; do cat '$MNT/rw/file'; done" >/dev/null 2>&1 & busy=$!
 		sleep 0.5
-		tid_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' /proc/"$AWFS_PID"/task/"$1"/stat; }
 		keeper=""
 		for t in /proc/"$AWFS_PID"/task/*; do
 			[ "$(cat "$t/comm" 2>/dev/null)" = "awfs-keep$lcpu" ] && keeper=${t##*/}
 		done
 		# (until the listener has run 20 ticks, 30 s at most: under load
 		# the caller's loop is slow, and the listener sleeps between)
-		l0=$(tid_ticks "$AWFS_PID") k0=$(tid_ticks "$keeper") lt=0 kt=0 waited=0
+		l0=$(ticks "$AWFS_PID") k0=$(ticks "$keeper") lt=0 kt=0 waited=0
 		while [ "$lt" -lt 20 ] && [ "$waited" -lt 30 ]; do
 			sleep 1; waited=$((waited + 1))
-			lt=$(($(tid_ticks "$AWFS_PID") - l0)) kt=$(($(tid_ticks "$keeper") - k0))
+			lt=$(($(ticks "$AWFS_PID") - l0)) kt=$(($(ticks "$keeper") - k0))
 		done
 		kill "$busy"; wait "$busy" 2>/dev/null
 		taskset -pc "$allowed" "$AWFS_PID" >/dev/null
 		check "$opts: the keeper of the listener's CPU ($lcpu) sleeps while the listener serves there (ticks over $waited s: keeper $kt, listener $lt)" yes \
 			"$([ -n "$keeper" ] && [ "$lt" -ge 20 ] && [ $((kt * 5)) -le "$lt" ] && echo yes)"
 	fi
-	ticks() { cat /proc/"$AWFS_PID"/task/*/stat | awk '{ sub(/^.*\) /, ""); t += $12 + $13 } END { print t }'; }
 	sleep 0.5; t0=$(ticks); sleep 2; t1=$(ticks)
 	check "$opts: idle for 2 s, the daemon's threads use no CPU time (ticks: $t0 -> $t1)" yes \
 		"$([ $((t1 - t0)) -le 2 ] && echo yes)"
